@@ -1,0 +1,62 @@
+"""One descheduling cycle (upstream descheduler.go runDeschedulerLoop + runProfiles), simulated in dry-run mode."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
+    NAME as DEFAULT_EVICTOR,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
+    DefaultEvictor,
+    EvictionLimits,
+    LimitError,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState, PluginHandle
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches, parse_selector_string
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import REGISTRY
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import FORK_FILTER_PLUGINS, Policy
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+
+EXTENSION_POINTS = (("deschedule", "Deschedule"), ("balance", "Balance"))
+
+
+def cycle_nodes(snapshot: Snapshot, policy: Policy) -> list[Node]:
+    """Nodes matching the policy nodeSelector that are ready (a node without a Ready condition counts as ready)."""
+    selector = parse_selector_string(policy.node_selector, "policy.nodeSelector")
+    return [n for n in snapshot.sorted_nodes() if matches(selector, n.labels) and n.ready]
+
+
+def run_cycle(snapshot: Snapshot, policy: Policy, now: float) -> tuple[CycleState, Optional[str]]:
+    """All deschedule plugins of all profiles, then all balance plugins. Returns the state and a skip reason."""
+    nodes = cycle_nodes(snapshot, policy)
+    limits = EvictionLimits(policy.max_total, policy.max_per_node, policy.max_per_namespace)
+    state = CycleState(snapshot, now, nodes, limits)
+    if len(nodes) <= 1:
+        return state, f"requires >=2 nodes, found {len(nodes)}"
+    evictors = {
+        p.name: DefaultEvictor(p.args[DEFAULT_EVICTOR], p.priority_threshold, snapshot, now) for p in policy.profiles
+    }
+    for profile in policy.profiles:
+        for name in FORK_FILTER_PLUGINS:
+            if name in profile.filters or name in profile.pre_eviction_filters:
+                state.warnings.append(f"profile {profile.name}: the OpenShift-fork plugin {name} is not simulated; "
+                                      "the plan treats every pod as allowed by it")
+    for attribute, point in EXTENSION_POINTS:
+        for profile in policy.profiles:
+            for name in getattr(profile, attribute):
+                handle = PluginHandle(state, profile.name, name, point, evictors[profile.name])
+                _run_plugin(handle, profile.args[name])
+    return state, None
+
+
+def _run_plugin(handle: PluginHandle, args: dict) -> None:
+    try:
+        REGISTRY[handle.plugin].run(handle, args)
+    except LimitError:
+        pass  # a limit ends the plugin, as upstream
+    except (EngineError, ValueError, KeyError, TypeError) as exc:
+        # upstream logs a plugin error and runs the remaining plugins
+        handle.error(f"{type(exc).__name__}: {exc}")

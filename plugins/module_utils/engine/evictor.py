@@ -1,0 +1,261 @@
+"""DefaultEvictor (plugins/defaultevictor) and the per-cycle eviction limits (pkg/descheduler/evictions)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import parse_go_duration
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import (
+    compile_label_selector,
+    matches,
+    parse_selector_string,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Pod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import PREFER_NO_EVICTION
+
+NAME = "DefaultEvictor"
+EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
+DEFAULT_PROTECTIONS = ("PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods", "DaemonSetPods")
+EXTRA_PROTECTIONS = ("PodsWithPVC", "PodsWithoutPDB", "PodsWithResourceClaims")
+LEGACY_BOOLS = (
+    "evictLocalStoragePods", "evictDaemonSetPods", "evictSystemCriticalPods", "ignorePvcPods",
+    "ignorePodsWithoutPDB", "evictFailedBarePods",
+)
+ARG_FIELDS = (
+    "nodeSelector", "labelSelector", "namespaceLabelSelector", "priorityThreshold", "nodeFit", "minReplicas",
+    "minPodAge", "noEvictionPolicy", "podProtections", *LEGACY_BOOLS,
+)
+
+# Spared reasons (stable strings, reports group by them).
+R_PREFER_NO_EVICTION = "prefer-no-eviction annotation (noEvictionPolicy Mandatory)"
+R_MIRROR = "mirror pod"
+R_STATIC = "static pod"
+R_TERMINATING = "terminating"
+R_CRITICAL = "system-critical priority"
+R_PRIORITY = "priority ≥ threshold"
+R_BARE = "bare pod (no owner)"
+R_LOCAL_STORAGE = "has local storage (emptyDir/hostPath)"
+R_DAEMONSET = "DaemonSet pod"
+R_PVC = "has a PersistentVolumeClaim"
+R_NO_PDB = "no PodDisruptionBudget"
+R_RESOURCE_CLAIMS = "has resource claims"
+R_LABELS = "evictor labelSelector does not match"
+R_MIN_REPLICAS = "fewer replicas than minReplicas"
+R_MIN_AGE = "younger than minPodAge"
+R_NODE_FIT = "does not fit any other node (nodeFit)"
+R_NAMESPACE_LABELS = "namespace labels do not match namespaceLabelSelector"
+
+
+def validate_args(args: Mapping[str, Any], field: str) -> None:
+    reader = ArgsReader(args, field, ARG_FIELDS)
+    threshold = reader.mapping("priorityThreshold")
+    if threshold is not None:
+        ArgsReader(threshold, f"{field}.priorityThreshold", ("name", "value"))
+        if threshold.get("name") and threshold.get("value") is not None:
+            raise PolicyError(f"{field}.priorityThreshold", threshold,
+                              "only one of priorityThreshold.name and priorityThreshold.value can be set")
+    for key in ("nodeFit", *LEGACY_BOOLS):
+        reader.boolean(key)
+    reader.uint("minReplicas")
+    if args.get("minPodAge") not in (None, ""):
+        try:
+            parse_go_duration(str(args["minPodAge"]))
+        except ValueError as exc:
+            raise PolicyError(f"{field}.minPodAge", args["minPodAge"], str(exc)) from exc
+    policy = args.get("noEvictionPolicy") or ""
+    if policy not in ("", "Preferred", "Mandatory"):
+        raise PolicyError(f"{field}.noEvictionPolicy", policy, "must be one of Preferred, Mandatory (or unset)")
+    for key in ("labelSelector", "namespaceLabelSelector"):
+        try:
+            compile_label_selector(reader.mapping(key), f"{field}.{key}")
+        except ValueError as exc:
+            raise PolicyError(f"{field}.{key}", args.get(key), str(exc)) from exc
+    try:
+        parse_selector_string(str(args.get("nodeSelector") or ""), f"{field}.nodeSelector")
+    except ValueError as exc:
+        raise PolicyError(f"{field}.nodeSelector", args.get("nodeSelector"), str(exc)) from exc
+    _validate_protections(args, field)
+
+
+def _validate_protections(args: Mapping[str, Any], field: str) -> None:
+    protections = args.get("podProtections") or {}
+    ArgsReader(protections, f"{field}.podProtections", ("defaultDisabled", "extraEnabled", "config"))
+    disabled = list(protections.get("defaultDisabled") or [])
+    extra = list(protections.get("extraEnabled") or [])
+    for key, values, allowed in (("defaultDisabled", disabled, DEFAULT_PROTECTIONS),
+                                 ("extraEnabled", extra, EXTRA_PROTECTIONS)):
+        for value in values:
+            if value not in allowed:
+                raise PolicyError(f"{field}.podProtections.{key}", value, f"must be one of {', '.join(allowed)}")
+        if len(set(values)) != len(values):
+            raise PolicyError(f"{field}.podProtections.{key}", values, "duplicate entries are not allowed")
+    if (disabled or extra) and any(args.get(k) for k in LEGACY_BOOLS):
+        used = [k for k in LEGACY_BOOLS if args.get(k)]
+        raise PolicyError(f"{field}", used, "the deprecated fields " + ", ".join(used) +
+                          " cannot be combined with podProtections; use podProtections only")
+
+
+class DefaultEvictor:
+    """Filter and PreEvictionFilter of one profile. ``reject_reason`` returns None when the pod may be evicted."""
+
+    def __init__(self, args: Mapping[str, Any], threshold: int, snapshot: Any, now: float) -> None:
+        self.args = args
+        self.snapshot = snapshot
+        self.now = now
+        self.protections = effective_protections(args)
+        self.priority_threshold = threshold
+        self.label_selector = compile_label_selector(args.get("labelSelector")) if args.get("labelSelector") else None
+        ns_selector = args.get("namespaceLabelSelector")
+        self.namespace_selector = compile_label_selector(ns_selector) if ns_selector else None
+        self.node_fit = bool(args.get("nodeFit"))
+        self.node_selector = parse_selector_string(str(args.get("nodeSelector") or ""), "nodeSelector")
+        self.min_replicas = int(args.get("minReplicas") or 0)
+        age = args.get("minPodAge")
+        self.min_pod_age: Optional[float] = parse_go_duration(str(age)) if age not in (None, "") else None
+        self.mandatory = args.get("noEvictionPolicy") == "Mandatory"
+        storage = ((args.get("podProtections") or {}).get("config") or {}).get("PodsWithPVC") or {}
+        self.protected_classes = {c.get("name") for c in storage.get("protectedStorageClasses") or []}
+        self._static_cache: dict[int, Optional[str]] = {}
+
+    def filter_reason(self, pod: Pod, owner_counts: Mapping[str, int]) -> Optional[str]:
+        if EVICT_ANNOTATION in pod.annotations:
+            return None
+        if self.mandatory and PREFER_NO_EVICTION in pod.annotations:
+            return R_PREFER_NO_EVICTION
+        cached = self._static_cache.get(pod.index, 0)
+        if cached == 0:
+            cached = self._static_reason(pod)
+            self._static_cache[pod.index] = cached
+        if cached is not None:
+            return cached
+        if self.min_replicas > 1 and len(pod.owners) == 1:
+            if owner_counts.get(pod.owners[0].uid, 0) < self.min_replicas:
+                return R_MIN_REPLICAS
+        return self._age_reason(pod)
+
+    def _static_reason(self, pod: Pod) -> Optional[str]:
+        if "kubernetes.io/config.mirror" in pod.annotations:
+            return R_MIRROR
+        source = pod.annotations.get("kubernetes.io/config.source")
+        if source is not None and source != "api":
+            return R_STATIC
+        if pod.terminating:
+            return R_TERMINATING
+        return self._constraint_reason(pod)
+
+    def _constraint_reason(self, pod: Pod) -> Optional[str]:
+        protections = self.protections
+        if "SystemCriticalPods" in protections and pod.priority is not None:
+            if pod.priority >= SYSTEM_CRITICAL_PRIORITY:
+                return R_CRITICAL
+            if pod.priority >= self.priority_threshold:
+                return R_PRIORITY
+        if not pod.owners and ("FailedBarePods" in protections or pod.phase != "Failed"):
+            return R_BARE
+        if "PodsWithLocalStorage" in protections and pod.has_local_storage:
+            return R_LOCAL_STORAGE
+        if "DaemonSetPods" in protections and any(o.kind == "DaemonSet" for o in pod.owners):
+            return R_DAEMONSET
+        if "PodsWithPVC" in protections and pod.pvc_claims and self._pvc_protected(pod):
+            return R_PVC
+        if "PodsWithoutPDB" in protections and not self._has_pdb(pod):
+            return R_NO_PDB
+        if "PodsWithResourceClaims" in protections and pod.has_resource_claims:
+            return R_RESOURCE_CLAIMS
+        if self.label_selector is not None and not matches(self.label_selector, pod.labels):
+            return R_LABELS
+        return None
+
+    def _pvc_protected(self, pod: Pod) -> bool:
+        if not self.protected_classes:
+            return True
+        for claim in pod.pvc_claims:
+            storage_class = self.snapshot.pvcs.get((pod.namespace, claim))
+            if not storage_class or storage_class in self.protected_classes:
+                return True
+        return False
+
+    def _has_pdb(self, pod: Pod) -> bool:
+        for pdb in self.snapshot.pdbs:
+            if pdb["namespace"] == pod.namespace and matches(compile_label_selector(pdb["selector"]), pod.labels):
+                return True
+        return False
+
+    def _age_reason(self, pod: Pod) -> Optional[str]:
+        if self.min_pod_age is None:
+            return None
+        if pod.started is None or self.now - pod.started < self.min_pod_age:
+            return R_MIN_AGE
+        return None
+
+    def namespace_reason(self, pod: Pod) -> Optional[str]:
+        if self.namespace_selector is None:
+            return None
+        labels = self.snapshot.namespace_labels(pod.namespace)
+        if labels is None or not matches(self.namespace_selector, labels):
+            return R_NAMESPACE_LABELS
+        return None
+
+
+def effective_protections(args: Mapping[str, Any]) -> frozenset:
+    protections = args.get("podProtections") or {}
+    disabled = protections.get("defaultDisabled") or []
+    extra = protections.get("extraEnabled") or []
+    if disabled or extra:
+        return frozenset(set(DEFAULT_PROTECTIONS) - set(disabled) | set(extra))
+    enabled = set()
+    if not args.get("evictLocalStoragePods"):
+        enabled.add("PodsWithLocalStorage")
+    if not args.get("evictSystemCriticalPods"):
+        enabled.add("SystemCriticalPods")
+    if not args.get("evictFailedBarePods"):
+        enabled.add("FailedBarePods")
+    if not args.get("evictDaemonSetPods"):
+        enabled.add("DaemonSetPods")
+    if args.get("ignorePvcPods"):
+        enabled.add("PodsWithPVC")
+    if args.get("ignorePodsWithoutPDB"):
+        enabled.add("PodsWithoutPDB")
+    return frozenset(enabled)
+
+
+class LimitError(Exception):
+    def __init__(self, scope: str, limit: int) -> None:
+        self.scope = scope
+        self.limit = limit
+        super().__init__(f"{scope} eviction limit {limit} reached")
+
+
+class EvictionLimits:
+    """Per-cycle counters shared by every profile and plugin; checked as ``count + 1 > max``: total, node, namespace."""
+
+    def __init__(self, total: Optional[int], per_node: Optional[int], per_namespace: Optional[int]) -> None:
+        self.max_total = total
+        self.max_node = per_node
+        self.max_namespace = per_namespace
+        self.total = 0
+        self.by_node: dict[str, int] = {}
+        self.by_namespace: dict[str, int] = {}
+        self.hit_total = False
+        self.hit_nodes: set[str] = set()
+        self.hit_namespaces: set[str] = set()
+
+    def check(self, pod: Pod) -> None:
+        if self.max_total is not None and self.total + 1 > self.max_total:
+            self.hit_total = True
+            raise LimitError("total", self.max_total)
+        if self.max_node is not None and pod.node_name and self.by_node.get(pod.node_name, 0) + 1 > self.max_node:
+            self.hit_nodes.add(pod.node_name)
+            raise LimitError("node", self.max_node)
+        if self.max_namespace is not None and self.by_namespace.get(pod.namespace, 0) + 1 > self.max_namespace:
+            self.hit_namespaces.add(pod.namespace)
+            raise LimitError("namespace", self.max_namespace)
+
+    def record(self, pod: Pod) -> None:
+        self.total += 1
+        if pod.node_name:
+            self.by_node[pod.node_name] = self.by_node.get(pod.node_name, 0) + 1
+        self.by_namespace[pod.namespace] = self.by_namespace.get(pod.namespace, 0) + 1

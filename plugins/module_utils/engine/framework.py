@@ -1,0 +1,162 @@
+"""The per-cycle state and the handle plugins work through (upstream's framework handle and pod evictor).
+
+Dry-run semantics: an evicted pod disappears from every later view in the same cycle, and is never placed elsewhere.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
+    R_NODE_FIT,
+    DefaultEvictor,
+    EvictionLimits,
+    LimitError,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import NodeUsage, fits_any_other_node
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+
+EVICTED = "evicted"
+NOT_EVICTED = "not-evicted"
+
+
+class SparedPods:
+    """Why considered pods were not evicted: reason → pod indices, first-seen order."""
+
+    def __init__(self) -> None:
+        self.by_reason: dict[str, dict[int, None]] = {}
+
+    def add(self, pod: Pod, reason: str) -> None:
+        self.by_reason.setdefault(reason, {})[pod.index] = None
+
+
+class CycleState:
+    def __init__(self, snapshot: Snapshot, now: float, nodes: list[Node], limits: EvictionLimits) -> None:
+        self.snapshot = snapshot
+        self.now = now
+        self.nodes = nodes
+        self.limits = limits
+        self.usage = NodeUsage(snapshot.pods_by_node)
+        self.evicted: dict[int, dict] = {}
+        self.evictions: list[dict] = []
+        self.spared = SparedPods()
+        self.errors: list[dict] = []
+        self.warnings: list[str] = []
+        self.owner_counts = dict(snapshot.owner_uid_counts)
+        self.ready_nodes = [n for n in snapshot.sorted_nodes() if n.ready]
+        self.plugin_notes: dict[str, dict] = {}
+
+    def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
+        """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle."""
+        pods = self.snapshot.pods_by_node.get(node_name, ())
+        evicted = self.evicted
+        if all_phases:
+            return [p for p in pods if p.index not in evicted]
+        return [p for p in pods if p.index not in evicted and not p.is_terminal()]
+
+
+class PluginHandle:
+    """What one plugin of one profile sees: the node list, the evictor filters and the eviction call."""
+
+    def __init__(self, state: CycleState, profile: str, plugin: str, extension_point: str,
+                 evictor: DefaultEvictor, extra_filters: Iterable = ()) -> None:
+        self.state = state
+        self.profile = profile
+        self.plugin = plugin
+        self.extension_point = extension_point
+        self.evictor = evictor
+        self.extra_filters = list(extra_filters)
+        self.evicted_count = 0
+
+    @property
+    def nodes(self) -> list[Node]:
+        return self.state.nodes
+
+    @property
+    def now(self) -> float:
+        return self.state.now
+
+    def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
+        return self.state.pods_on_node(node_name, all_phases)
+
+    def spare(self, pod: Pod, reason: str) -> None:
+        self.state.spared.add(pod, reason)
+
+    def filter(self, pod: Pod, record: bool = True) -> bool:
+        """The profile's Filter (DefaultEvictor.Filter), recording why a pod is protected."""
+        reason = self.evictor.filter_reason(pod, self.state.owner_counts)
+        if reason is not None:
+            if record:
+                self.spare(pod, reason)
+            return False
+        return True
+
+    def pre_evict(self, pod: Pod, record: bool = True) -> bool:
+        """The profile's PreEvictionFilter: nodeFit over the whole cluster, then namespaceLabelSelector."""
+        evictor = self.evictor
+        if evictor.node_fit:
+            from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches
+
+            candidates = [n for n in self.state.ready_nodes if matches(evictor.node_selector, n.labels)]
+            if not fits_any_other_node(pod, candidates, self.state.usage):
+                if record:
+                    self.spare(pod, R_NODE_FIT)
+                return False
+        reason = evictor.namespace_reason(pod)
+        if reason is not None:
+            if record:
+                self.spare(pod, reason)
+            return False
+        return True
+
+    def evict(self, pod: Pod, reason: str) -> str:
+        """EvictPod. Raises LimitError for the total and node limits; a namespace limit returns NOT_EVICTED."""
+        state = self.state
+        if not pod.uid or pod.index in state.evicted:
+            return NOT_EVICTED  # upstream: empty UID is an error; a second eviction answers NotFound
+        try:
+            state.limits.check(pod)
+        except LimitError as exc:
+            self.spare(pod, f"{exc.scope} eviction limit reached")
+            if exc.scope == "namespace":
+                return NOT_EVICTED
+            raise
+        state.limits.record(pod)
+        self._remove(pod)
+        owner = pod.owner
+        entry = {
+            "order": len(state.evictions) + 1,
+            "namespace": pod.namespace,
+            "name": pod.name,
+            "uid": pod.uid,
+            "node": pod.node_name,
+            "owner": {"kind": owner.kind, "name": owner.name} if owner else None,
+            "plugin": self.plugin,
+            "profile": self.profile,
+            "extension_point": self.extension_point,
+            "reason": reason,
+        }
+        state.evictions.append(entry)
+        state.evicted[pod.index] = entry
+        self.evicted_count += 1
+        return EVICTED
+
+    def _remove(self, pod: Pod) -> None:
+        state = self.state
+        state.usage.remove(pod)
+        for ref in pod.owners:
+            state.owner_counts[ref.uid] = state.owner_counts.get(ref.uid, 0) - 1
+
+    def error(self, message: str) -> None:
+        self.state.errors.append({"profile": self.profile, "plugin": self.plugin, "message": message})
+
+    def note(self, key: str, value: object) -> None:
+        self.state.plugin_notes.setdefault(f"{self.profile}/{self.plugin}", {})[key] = value
+
+
+def node_by_name(nodes: Iterable[Node], name: str) -> Optional[Node]:
+    for node in nodes:
+        if node.name == name:
+            return node
+    return None

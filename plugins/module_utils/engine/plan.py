@@ -1,0 +1,185 @@
+"""compute_plan: objects + policy + now → the plan (docs/plan-format.md). Pure: no Ansible, no network."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Iterable, Mapping, Optional, Union
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle import run_cycle
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import Policy, load_policy
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+
+FORMAT_VERSION = 1
+POLICY_KINDS = ("DeschedulerPolicy", "KubeDescheduler")
+UTILIZATION_RESOURCES = ("cpu", "memory", "pods")
+MAX_EXAMPLES = 5
+
+
+def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: Mapping[str, Any],
+                 now: Union[datetime, str, None] = None, policy_kind: str = "DeschedulerPolicy",
+                 prometheus_url: Optional[str] = None) -> dict:
+    """Simulate one --dry-run descheduling cycle and describe it."""
+    moment = _now(now)
+    snapshot = objects if isinstance(objects, Snapshot) else Snapshot(objects)
+    document = policy_document(policy, policy_kind, snapshot, prometheus_url)
+    loaded = load_policy(document, snapshot.priority_classes)
+    before = _usage_by_node(snapshot, None)
+    state, skipped = run_cycle(snapshot, loaded, moment)
+    return _describe(snapshot, loaded, policy_kind, moment, state, skipped, before)
+
+
+def policy_document(policy: Mapping[str, Any], policy_kind: str, snapshot: Snapshot,
+                    prometheus_url: Optional[str] = None) -> Mapping[str, Any]:
+    if policy_kind not in POLICY_KINDS:
+        raise PolicyError("policy_kind", policy_kind, "must be DeschedulerPolicy or KubeDescheduler")
+    if policy_kind == "DeschedulerPolicy":
+        return policy
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubedescheduler
+
+    spec = policy.get("spec") if isinstance(policy, Mapping) and policy.get("kind") == "KubeDescheduler" else policy
+    if not isinstance(spec, Mapping):
+        raise PolicyError("kubedescheduler", spec, "expected a KubeDescheduler spec mapping")
+    kwargs: dict[str, Any] = {"namespaces": sorted(snapshot.namespaces) or _pod_namespaces(snapshot)}
+    if prometheus_url:
+        kwargs["prometheus_url"] = prometheus_url
+    try:
+        return kubedescheduler.render_policy(dict(spec), **kwargs)
+    except kubedescheduler.KubeDeschedulerError as exc:
+        field = getattr(exc, "field", "spec")
+        raise PolicyError(f"kubedescheduler.{field}" if not str(field).startswith("spec") else field,
+                          getattr(exc, "value", None), str(exc)) from exc
+
+
+def _pod_namespaces(snapshot: Snapshot) -> list[str]:
+    return sorted({p.namespace for p in snapshot.pods})
+
+
+def _now(now: Union[datetime, str, None]) -> float:
+    if now is None:
+        return datetime.now(UTC).timestamp()
+    try:
+        moment = parse_time(now)
+    except ValueError as exc:
+        raise PolicyError("now", now, "an RFC3339 time such as 2026-11-22T12:00:00Z") from exc
+    if moment is None:
+        raise PolicyError("now", now, "an RFC3339 time such as 2026-11-22T12:00:00Z")
+    return moment
+
+
+def _usage_by_node(snapshot: Snapshot, state: Optional[CycleState]) -> dict[str, dict[str, int]]:
+    """Requests (cpu millis, memory bytes, pod count) of live non-terminal pods per node."""
+    result: dict[str, dict[str, int]] = {}
+    for name in snapshot.nodes:
+        pods = [p for p in snapshot.pods_by_node.get(name, ()) if not p.is_terminal()]
+        if state is not None:
+            pods = [p for p in pods if p.index not in state.evicted]
+        totals = {"cpu": 0, "memory": 0}
+        for pod in pods:
+            totals["cpu"] += pod.requests.get("cpu", 0)
+            totals["memory"] += pod.requests.get("memory", 0)
+        result[name] = {"cpu": scaled("cpu", totals["cpu"]), "memory": scaled("memory", totals["memory"]),
+                        "pods": len(pods)}
+    return result
+
+
+def _percent(used: Mapping[str, int], allocatable: Mapping[str, int]) -> dict[str, Optional[float]]:
+    result: dict[str, Optional[float]] = {}
+    for resource in UTILIZATION_RESOURCES:
+        cap = allocatable.get(resource, 0)
+        result[resource] = round(used.get(resource, 0) / cap * 100, 2) if cap else None
+    return result
+
+
+def _describe(snapshot: Snapshot, policy: Policy, policy_kind: str, now: float, state: CycleState,
+              skipped: Optional[str], before: dict) -> dict:
+    after = _usage_by_node(snapshot, state)
+    return {
+        "format_version": FORMAT_VERSION,
+        "now": datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "policy_source": policy_kind,
+        "policy": policy.document,
+        "cycle": {"skipped": skipped is not None, "skip_reason": skipped, "nodes": [n.name for n in state.nodes]},
+        "evictions": state.evictions,
+        "summary": _summary(state, policy),
+        "spared": _spared(snapshot, state),
+        "utilization": _utilization(snapshot, state, before, after),
+        "errors": state.errors,
+        "warnings": list(policy.warnings) + state.warnings,
+        "snapshot": {"nodes": len(snapshot.nodes), "pods": len(snapshot.pods),
+                     "namespaces": len(snapshot.namespaces)},
+    }
+
+
+def _count(entries: Iterable[dict], key: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for entry in entries:
+        label = key(entry)
+        if label is not None:
+            counts[label] = counts.get(label, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _owner_label(entry: dict) -> Optional[str]:
+    owner = entry.get("owner")
+    return f"{entry['namespace']}/{owner['kind']}/{owner['name']}" if owner else None
+
+
+def _summary(state: CycleState, policy: Policy) -> dict:
+    evictions = state.evictions
+    limits = state.limits
+    return {
+        "total": len(evictions),
+        "by_plugin": _count(evictions, lambda e: e["plugin"]),
+        "by_profile": _count(evictions, lambda e: e["profile"]),
+        "by_namespace": _count(evictions, lambda e: e["namespace"]),
+        "by_node": _count(evictions, lambda e: e["node"]),
+        "by_owner": _count(evictions, _owner_label),
+        "limits": {
+            "maxNoOfPodsToEvictTotal": policy.max_total,
+            "maxNoOfPodsToEvictPerNode": policy.max_per_node,
+            "maxNoOfPodsToEvictPerNamespace": policy.max_per_namespace,
+            "hit": {"total": limits.hit_total, "node": sorted(limits.hit_nodes),
+                    "namespace": sorted(limits.hit_namespaces)},
+        },
+    }
+
+
+def _spared(snapshot: Snapshot, state: CycleState) -> dict:
+    by_reason = {}
+    distinct: set[int] = set()
+    for reason, indices in state.spared.by_reason.items():
+        kept = [i for i in indices if i not in state.evicted]
+        if not kept:
+            continue
+        distinct.update(kept)
+        by_reason[reason] = {"count": len(kept), "examples": [snapshot.pods[i].key for i in kept[:MAX_EXAMPLES]]}
+    ordered = dict(sorted(by_reason.items(), key=lambda item: (-item[1]["count"], item[0])))
+    return {"total": len(distinct), "by_reason": ordered}
+
+
+def _utilization(snapshot: Snapshot, state: CycleState, before: dict, after: dict) -> dict:
+    classes: dict[str, dict[str, str]] = {}
+    for plugin_key, notes in state.plugin_notes.items():
+        for node_name, node_class in notes.items():
+            classes.setdefault(node_name, {})[plugin_key] = node_class
+    nodes = []
+    in_cycle = {n.name for n in state.nodes}
+    for node in snapshot.sorted_nodes():
+        allocatable = {r: scaled(r, node.allocatable.get(r, 0)) for r in UTILIZATION_RESOURCES}
+        nodes.append({
+            "name": node.name,
+            "unschedulable": node.unschedulable,
+            "ready": node.ready,
+            "in_cycle": node.name in in_cycle,
+            "allocatable": allocatable,
+            "requested_before": before[node.name],
+            "requested_after": after[node.name],
+            "before": _percent(before[node.name], allocatable),
+            "after": _percent(after[node.name], allocatable),
+            "classes": classes.get(node.name, {}),
+        })
+    return {"resources": list(UTILIZATION_RESOURCES), "nodes": nodes}

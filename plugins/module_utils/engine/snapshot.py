@@ -1,0 +1,140 @@
+"""Cluster snapshots: reading them from files and indexing the objects the engine needs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any, Iterable, Iterator, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import SnapshotError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
+
+try:  # PyYAML is an ansible-core dependency; the C loader is much faster when present
+    import yaml
+
+    _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+except ImportError:  # pragma: no cover - ansible-core always ships PyYAML
+    yaml = None  # type: ignore[assignment]
+
+KINDS_READ = frozenset(
+    ["Node", "Pod", "Namespace", "PriorityClass", "PodDisruptionBudget", "PersistentVolumeClaim"]
+)
+
+
+def load_snapshot_file(path: str) -> list[dict]:
+    """Read a JSON or YAML snapshot: a list, a ``kind: List`` document, or multi-document YAML (optionally .gz)."""
+    try:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+            text = handle.read()
+    except OSError as exc:
+        raise SnapshotError(f"snapshot {path!r} cannot be read: {exc.strerror or exc}") from exc
+    return parse_snapshot_text(text, source=path)
+
+
+def parse_snapshot_text(text: str, source: str = "snapshot") -> list[dict]:
+    stripped = text.lstrip()
+    documents: list[Any]
+    if stripped.startswith(("{", "[")):
+        try:
+            documents = [json.loads(text)]
+        except ValueError as exc:
+            raise SnapshotError(f"{source}: invalid JSON: {exc}") from exc
+    else:
+        if yaml is None:
+            raise SnapshotError(f"{source}: YAML snapshots need PyYAML")
+        try:
+            documents = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
+        except yaml.YAMLError as exc:
+            raise SnapshotError(f"{source}: invalid YAML: {exc}") from exc
+    objects: list[dict] = []
+    for number, document in enumerate(documents):
+        objects.extend(_flatten(document, f"{source} document {number + 1}"))
+    return objects
+
+
+def _flatten(document: Any, where: str) -> Iterator[dict]:
+    if isinstance(document, list):
+        for index, item in enumerate(document):
+            yield from _flatten(item, f"{where} item {index}")
+    elif isinstance(document, dict):
+        kind = document.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(document.get("items"), list):
+            item_kind = kind[: -len("List")] or None
+            for index, item in enumerate(document["items"]):
+                if isinstance(item, dict) and item_kind and "kind" not in item:
+                    item = dict(item, kind=item_kind)
+                yield from _flatten(item, f"{where} items[{index}]")
+        elif not isinstance(kind, str) or not kind:
+            raise SnapshotError(f"{where}: an object without 'kind' (expected Kubernetes objects, a List or a list)")
+        else:
+            yield document
+    else:
+        raise SnapshotError(f"{where}: expected a Kubernetes object (mapping), got {type(document).__name__}")
+
+
+class Snapshot:
+    """The indexed objects of one cluster: nodes by name, pods by node, and lookups plugins and the evictor need."""
+
+    def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        self.nodes: dict[str, Node] = {}
+        self.pods: list[Pod] = []
+        self.namespaces: dict[str, dict[str, str]] = {}
+        self.priority_classes: dict[str, int] = {}
+        self.pdbs: list[dict] = []
+        self.pvcs: dict[tuple[str, str], str] = {}
+        self.other_kinds: dict[str, int] = {}
+        for number, obj in enumerate(objects):
+            self._add(obj, number)
+        self.pods.sort(key=lambda p: (p.namespace, p.name))
+        for index, pod in enumerate(self.pods):
+            pod.index = index
+        self.pods_by_node: dict[str, list[Pod]] = {}
+        for pod in self.pods:
+            if pod.node_name:
+                self.pods_by_node.setdefault(pod.node_name, []).append(pod)
+        self.owner_uid_counts: dict[str, int] = {}
+        for pod in self.pods:
+            for ref in pod.owners:
+                self.owner_uid_counts[ref.uid] = self.owner_uid_counts.get(ref.uid, 0) + 1
+
+    def _add(self, obj: Mapping[str, Any], number: int) -> None:
+        if not isinstance(obj, Mapping):
+            raise SnapshotError(f"object {number}: expected a mapping, got {type(obj).__name__}")
+        kind = obj.get("kind")
+        meta = obj.get("metadata")
+        if not isinstance(meta, Mapping) or not meta.get("name"):
+            raise SnapshotError(f"object {number} (kind {kind!r}): metadata.name is missing")
+        try:
+            self._add_kind(kind, obj, meta)
+        except (TypeError, ValueError, AttributeError) as exc:
+            where = f"{kind} {meta.get('namespace', '') + '/' if meta.get('namespace') else ''}{meta.get('name')}"
+            raise SnapshotError(f"{where}: {exc}") from exc
+
+    def _add_kind(self, kind: Any, obj: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+        if kind == "Pod":
+            self.pods.append(Pod(obj))
+        elif kind == "Node":
+            node = Node(obj)
+            self.nodes[node.name] = node
+        elif kind == "Namespace":
+            self.namespaces[meta["name"]] = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        elif kind == "PriorityClass":
+            self.priority_classes[meta["name"]] = int(obj.get("value") or 0)
+        elif kind == "PodDisruptionBudget":
+            self.pdbs.append({
+                "namespace": meta.get("namespace") or "default",
+                "name": meta["name"],
+                "selector": (obj.get("spec") or {}).get("selector"),
+            })
+        elif kind == "PersistentVolumeClaim":
+            key = (meta.get("namespace") or "default", meta["name"])
+            self.pvcs[key] = str((obj.get("spec") or {}).get("storageClassName") or "")
+        else:
+            self.other_kinds[str(kind)] = self.other_kinds.get(str(kind), 0) + 1
+
+    def sorted_nodes(self) -> list[Node]:
+        return [self.nodes[name] for name in sorted(self.nodes)]
+
+    def namespace_labels(self, namespace: str) -> Optional[dict[str, str]]:
+        return self.namespaces.get(namespace)

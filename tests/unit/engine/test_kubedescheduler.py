@@ -1,0 +1,1083 @@
+"""Tests for the KubeDescheduler -> DeschedulerPolicy translation and the spec validation.
+
+Expected policies in fixtures/kubedescheduler/*.yaml are the operator's own rendered expectations
+(openshift/cluster-kube-descheduler-operator@945dcaa pkg/operator/testdata/assets), with the inputs of the matching
+TestManageConfigMap cases (pkg/operator/target_config_reconciler_test.go).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler import (
+    ADMISSION_REJECTED,
+    CONFLICTING_PROFILES,
+    DEGRADED_SCALE_TO_ZERO,
+    LOG_ONLY_IGNORED,
+    NOT_APPLICABLE,
+    OPERAND_FAILS,
+    PLATFORM_DEPENDENT,
+    PROFILES,
+    Finding,
+    KubeDeschedulerError,
+    compact_policy,
+    format_go_duration,
+    parse_go_duration,
+    protected_namespaces,
+    render_policy,
+    validate_kubedescheduler_spec,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "kubedescheduler"
+# The namespaces the operator's unit tests create; openshift-* ones become protected.
+NAMESPACES = ["openshift-kube-scheduler", "kube-system", "openshift-kube-descheduler-operator"]
+PROTECTED = [
+    "kube-system",
+    "hypershift",
+    "openshift",
+    "openshift-kube-descheduler-operator",
+    "openshift-kube-scheduler",
+]
+PROMETHEUS_URL = "https://prometheus-k8s-openshift-monitoring.apps.example.com"
+KUBEVIRT_NODES = [
+    {"metadata": {"name": "node1", "labels": {"kubevirt.io/schedulable": "true"}}},
+    {"metadata": {"name": "node2", "labels": {"kubevirt.io/schedulable": "true"}}},
+]
+
+
+def make_spec(profiles: list[str] | None = None, customizations: dict | None = None, **extra) -> dict:
+    spec: dict = {"deschedulingIntervalSeconds": 3600, "mode": "Predictive", "managementState": "Managed"}
+    if profiles is not None:
+        spec["profiles"] = profiles
+    if customizations is not None:
+        spec["profileCustomizations"] = customizations
+    spec.update(extra)
+    return spec
+
+
+def load_fixture(name: str) -> dict:
+    return yaml.safe_load((FIXTURES / name).read_text())
+
+
+def render(spec: dict, **kwargs) -> dict:
+    kwargs.setdefault("namespaces", NAMESPACES)
+    kwargs.setdefault("prometheus_url", PROMETHEUS_URL)
+    return render_policy(spec, **kwargs)
+
+
+def errors(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "error"]
+
+
+def warnings(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "warning"]
+
+
+def only(findings: list[Finding], field_prefix: str, severity: str) -> Finding:
+    matching = [f for f in findings if f.severity == severity and f.field.startswith(field_prefix)]
+    assert len(matching) == 1, [f.message for f in findings]
+    return matching[0]
+
+
+def profile_named(policy: dict, name: str) -> dict:
+    return next(p for p in policy["profiles"] if p["name"] == name)
+
+
+def plugin_args(profile: dict, plugin: str) -> dict:
+    return next(c["args"] for c in profile["pluginConfig"] if c["name"] == plugin)
+
+
+def assert_names_field_and_fix(finding: Finding) -> None:
+    assert finding.message.startswith(finding.field + "=")
+    assert "Fix: " in finding.message
+    assert finding.fix and finding.fix in finding.message
+
+
+# --- rendering: the operator's own expectations -------------------------------------------------------------------
+
+KUBEVIRT = ["DevKubeVirtRelieveAndMigrate"]
+OPERATOR_CASES = [
+    ("lifecycleAndUtilizationPodLifeTimeCustomizationConfig.yaml", ["LifecycleAndUtilization"], {"podLifetime": "5m"}),
+    ("lifecycleAndUtilizationEvictPvcPodsConfig.yaml", ["LifecycleAndUtilization", "EvictPodsWithPVC"], None),
+    (
+        "lifecycleAndUtilizationPodLifeTimeWithThresholdPriorityClassNameConfig.yaml",
+        ["LifecycleAndUtilization"],
+        {"thresholdPriorityClassName": "className"},
+    ),
+    (
+        "lifecycleAndUtilizationPodLifeTimeWithThresholdPriorityConfig.yaml",
+        ["LifecycleAndUtilization"],
+        {"thresholdPriority": 1000},
+    ),
+    (
+        "lowNodeUtilizationIncludedNamespace.yaml",
+        ["LifecycleAndUtilization"],
+        {"devLowNodeUtilizationThresholds": "Low", "namespaces": {"included": ["includedNamespace"]}},
+    ),
+    ("lowNodeUtilizationLowConfig.yaml", ["LifecycleAndUtilization"], {"devLowNodeUtilizationThresholds": "Low"}),
+    ("lowNodeUtilizationMediumConfig.yaml", ["LifecycleAndUtilization"], {"devLowNodeUtilizationThresholds": "Medium"}),
+    ("lowNodeUtilizationMediumConfig.yaml", ["LifecycleAndUtilization"], None),
+    ("lowNodeUtilizationMediumConfig.yaml", ["LifecycleAndUtilization"], {"devLowNodeUtilizationThresholds": ""}),
+    ("lowNodeUtilizationHighConfig.yaml", ["LifecycleAndUtilization"], {"devLowNodeUtilizationThresholds": "High"}),
+    ("relieveAndMigrateDefaults.yaml", KUBEVIRT, None),
+    ("relieveAndMigrateDefaults.yaml", ["KubeVirtRelieveAndMigrate"], None),
+    ("relieveAndMigrateLowConfig.yaml", KUBEVIRT, {"devLowNodeUtilizationThresholds": "Low"}),
+    ("relieveAndMigrateMediumConfig.yaml", KUBEVIRT, {"devLowNodeUtilizationThresholds": "Medium"}),
+    ("relieveAndMigrateHighConfig.yaml", KUBEVIRT, {"devLowNodeUtilizationThresholds": "High"}),
+    (
+        "relieveAndMigrateDeviationLowWithCombinedMetrics.yaml",
+        KUBEVIRT,
+        {"devDeviationThresholds": "Low", "devActualUtilizationProfile": "PrometheusCPUCombined"},
+    ),
+    ("relieveAndMigrateIncludedNamespace.yaml", KUBEVIRT, {"namespaces": {"included": ["includedNamespace"]}}),
+    ("relieveAndMigrateDynamicThresholdsLow.yaml", KUBEVIRT, {"devDeviationThresholds": "Low"}),
+    ("relieveAndMigrateDynamicThresholdsMedium.yaml", KUBEVIRT, {"devDeviationThresholds": "Medium"}),
+    ("relieveAndMigrateDynamicThresholdsHigh.yaml", KUBEVIRT, {"devDeviationThresholds": "High"}),
+    (
+        "relieveAndMigrateMigrationCooldown.yaml",
+        KUBEVIRT,
+        {"devMigrationCooldown": "15m", "devMaxMigrationCooldown": "6h", "devMigrationHistoryWindow": "48h"},
+    ),
+    (
+        "affinityAndTaintsWithNamespaces.yaml",
+        ["AffinityAndTaints"],
+        {"namespaces": {"included": ["includedNamespace"]}},
+    ),
+    ("longLifecycleWithNamespaces.yaml", ["LongLifecycle"], {"namespaces": {"included": ["includedNamespace"]}}),
+    ("longLifecycleWithLocalStorage.yaml", ["LongLifecycle", "EvictPodsWithLocalStorage"], None),
+    ("longLifecycleWithMetrics.yaml", ["LongLifecycle"], {"devActualUtilizationProfile": "PrometheusCPUUsage"}),
+    ("softTopologyAndDuplicates.yaml", ["SoftTopologyAndDuplicates"], None),
+    ("topologyAndDuplicates.yaml", ["TopologyAndDuplicates"], None),
+    (
+        "highNodeUtilizationWithNamespaces.yaml",
+        ["CompactAndScale"],
+        {"namespaces": {"included": ["includedNamespace"]}},
+    ),
+    ("highNodeUtilizationMinimal.yaml", ["CompactAndScale"], {"devHighNodeUtilizationThresholds": "Minimal"}),
+    ("highNodeUtilization.yaml", ["CompactAndScale"], {"devHighNodeUtilizationThresholds": "Modest"}),
+    ("highNodeUtilization.yaml", ["CompactAndScale"], {"devHighNodeUtilizationThresholds": ""}),
+    ("highNodeUtilization.yaml", ["CompactAndScale"], None),
+    ("highNodeUtilizationModerate.yaml", ["CompactAndScale"], {"devHighNodeUtilizationThresholds": "Moderate"}),
+]
+
+
+@pytest.mark.parametrize(("fixture", "profiles", "customizations"), OPERATOR_CASES)
+def test_render_matches_operator_testdata(fixture: str, profiles: list[str], customizations: dict | None) -> None:
+    assert render(make_spec(profiles, customizations)) == load_fixture(fixture)
+
+
+def test_render_eviction_limits_match_operator_testdata() -> None:
+    limits = {"total": 10, "node": 3}
+    lifecycle = make_spec(["LifecycleAndUtilization"], {"devLowNodeUtilizationThresholds": ""}, evictionLimits=limits)
+    assert render(lifecycle) == load_fixture("lowNodeUtilizationEvictionLimits.yaml")
+    assert render(make_spec(KUBEVIRT, evictionLimits=limits)) == load_fixture("relieveAndMigrateEvictionLimits.yaml")
+
+
+def test_every_fixture_is_covered() -> None:
+    covered = {case[0] for case in OPERATOR_CASES} | {
+        "lowNodeUtilizationEvictionLimits.yaml",
+        "relieveAndMigrateEvictionLimits.yaml",
+    }
+    assert covered == {p.name for p in FIXTURES.glob("*.yaml")}
+
+
+def test_render_keys_are_sorted_like_go_json() -> None:
+    policy = render(make_spec(["LifecycleAndUtilization"], {"thresholdPriority": 5}))
+    assert json.dumps(policy) == json.dumps(policy, sort_keys=True)
+
+
+def test_render_accepts_bare_prometheus_host() -> None:
+    spec = make_spec(["LongLifecycle"], {"devActualUtilizationProfile": "PrometheusCPUUsage"})
+    policy = render(spec, prometheus_url="prometheus-k8s-openshift-monitoring.apps.example.com")
+    assert policy == load_fixture("longLifecycleWithMetrics.yaml")
+
+
+def test_render_default_prometheus_url_is_a_placeholder() -> None:
+    policy = render_policy(make_spec(["KubeVirtRelieveAndMigrate"]), namespaces=NAMESPACES)
+    assert policy["metricsProviders"][0]["prometheus"]["url"].endswith(".invalid")
+
+
+# --- rendering: per profile ---------------------------------------------------------------------------------------
+
+
+def test_affinity_and_taints_defaults() -> None:
+    profile = render(make_spec(["AffinityAndTaints"]))["profiles"][0]
+    assert profile["name"] == "AffinityAndTaints"
+    assert [c["name"] for c in profile["pluginConfig"]] == [
+        "RemovePodsViolatingInterPodAntiAffinity",
+        "RemovePodsViolatingNodeTaints",
+        "RemovePodsViolatingNodeAffinity",
+        "DefaultEvictor",
+    ]
+    assert profile["plugins"]["deschedule"]["enabled"] == [
+        "RemovePodsViolatingInterPodAntiAffinity",
+        "RemovePodsViolatingNodeTaints",
+        "RemovePodsViolatingNodeAffinity",
+    ]
+    assert profile["plugins"]["balance"] == {"disabled": None, "enabled": None}
+    for config in profile["pluginConfig"][:3]:
+        assert config["args"]["namespaces"] == {"exclude": PROTECTED}
+    assert plugin_args(profile, "RemovePodsViolatingNodeAffinity")["nodeAffinityType"] == [
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert plugin_args(profile, "DefaultEvictor") == {"ignorePvcPods": True, "podProtections": {}}
+
+
+def test_lifecycle_and_utilization_defaults() -> None:
+    assert render(make_spec(["LifecycleAndUtilization"])) == load_fixture("lowNodeUtilizationMediumConfig.yaml")
+
+
+def test_long_lifecycle_is_lifecycle_without_pod_lifetime() -> None:
+    long_profile = render(make_spec(["LongLifecycle"]))["profiles"][0]
+    full = render(make_spec(["LifecycleAndUtilization"]))["profiles"][0]
+    assert long_profile["pluginConfig"] == full["pluginConfig"][1:]
+    assert long_profile["plugins"]["deschedule"]["enabled"] == ["RemovePodsHavingTooManyRestarts"]
+
+
+def test_long_lifecycle_ignores_pod_lifetime_with_warning() -> None:
+    spec = make_spec(["LongLifecycle"], {"podLifetime": "1h"})
+    assert "PodLifeTime" not in json.dumps(render(spec))
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.podLifetime", "warning")
+    assert "no effect" in finding.message and "LifecycleAndUtilization" in finding.fix
+
+
+def test_compact_and_scale_defaults() -> None:
+    profile = render(make_spec(["CompactAndScale"]))["profiles"][0]
+    assert plugin_args(profile, "HighNodeUtilization") == {
+        "evictableNamespaces": {"exclude": PROTECTED},
+        "thresholds": {"cpu": 20, "memory": 20, "pods": 20},
+    }
+    assert profile["plugins"]["balance"]["enabled"] == ["HighNodeUtilization"]
+
+
+@pytest.mark.parametrize("name", ["KubeVirtRelieveAndMigrate", "DevKubeVirtRelieveAndMigrate"])
+def test_kubevirt_profile_policy_level_settings(name: str) -> None:
+    policy = render(make_spec([name]))
+    assert policy["nodeSelector"] == "kubevirt.io/schedulable=true"
+    assert policy["maxNoOfPodsToEvictTotal"] == 5
+    assert policy["maxNoOfPodsToEvictPerNode"] == 2
+    assert policy["metricsProviders"] == [{"prometheus": {"url": PROMETHEUS_URL}, "source": "Prometheus"}]
+    profile = policy["profiles"][0]
+    assert profile["name"] == "KubeVirtRelieveAndMigrate"
+    assert profile["plugins"]["filter"]["enabled"] == ["DefaultEvictor", "KubevirtMigrationAware"]
+    assert profile["plugins"]["preevictionfilter"]["enabled"] == ["KubevirtMigrationAware"]
+    assert plugin_args(profile, "KubevirtMigrationAware") == {}
+
+
+def test_kubevirt_default_evictor_is_hard_coded_but_takes_priority_threshold() -> None:
+    spec = make_spec(["KubeVirtRelieveAndMigrate", "EvictPodsWithPVC"], {"thresholdPriority": 100})
+    evictor = plugin_args(render(spec)["profiles"][0], "DefaultEvictor")
+    assert evictor == {
+        "evictLocalStoragePods": True,
+        "noEvictionPolicy": "Mandatory",
+        "podProtections": {},
+        "priorityThreshold": {"name": "", "value": 100},
+    }
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profiles", "warning")
+    assert "change nothing" in finding.message and finding.value == ["EvictPodsWithPVC"]
+
+
+def test_kubevirt_empty_low_threshold_keeps_deviation_mode_with_medium_numbers() -> None:
+    args = plugin_args(
+        render(make_spec(KUBEVIRT, {"devLowNodeUtilizationThresholds": ""}))["profiles"][0], "LowNodeUtilization"
+    )
+    assert args["useDeviationThresholds"] is True
+    assert args["thresholds"] == {"MetricResource": 20}
+    assert args["targetThresholds"] == {"MetricResource": 50}
+
+
+@pytest.mark.parametrize(
+    ("preset", "low", "high"),
+    [("AsymmetricLow", 0, 10), ("AsymmetricMedium", 0, 20), ("AsymmetricHigh", 0, 30)],
+)
+def test_kubevirt_asymmetric_deviation_presets(preset: str, low: int, high: int) -> None:
+    spec = make_spec(["KubeVirtRelieveAndMigrate"], {"devDeviationThresholds": preset})
+    args = plugin_args(render(spec)["profiles"][0], "LowNodeUtilization")
+    assert (args["thresholds"], args["targetThresholds"]) == ({"MetricResource": low}, {"MetricResource": high})
+    assert args["useDeviationThresholds"] is True
+
+
+def test_kubevirt_utilization_profile_override() -> None:
+    spec = make_spec(["KubeVirtRelieveAndMigrate"], {"devActualUtilizationProfile": "PrometheusCPUUsage"})
+    args = plugin_args(render(spec)["profiles"][0], "LowNodeUtilization")
+    assert args["metricsUtilization"] == {"prometheus": {"query": "instance:node_cpu:rate:sum"}, "source": "Prometheus"}
+
+
+def test_kubevirt_migration_durations_use_go_formatting() -> None:
+    spec = make_spec(
+        ["KubeVirtRelieveAndMigrate"], {"devMigrationCooldown": "90s", "devMigrationHistoryWindow": "1.5h"}
+    )
+    args = plugin_args(render(spec)["profiles"][0], "KubevirtMigrationAware")
+    assert args == {"migrationCooldown": "1m30s", "migrationHistoryWindow": "1h30m0s"}
+
+
+# --- rendering: customizations ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("duration", "seconds"),
+    [("5m", 300), ("1h30m", 5400), ("48h", 172800), ("90s", 90), ("1.5s", 1), ("0s", 0), ("500ms", 0)],
+)
+def test_pod_lifetime_to_seconds(duration: str, seconds: int) -> None:
+    profile = render(make_spec(["LifecycleAndUtilization"], {"podLifetime": duration}))["profiles"][0]
+    assert plugin_args(profile, "PodLifeTime")["maxPodLifeTimeSeconds"] == seconds
+
+
+@pytest.mark.parametrize(
+    ("profile", "query"),
+    [
+        ("PrometheusCPUUsage", "instance:node_cpu:rate:sum"),
+        ("PrometheusCPUPSIPressure", "rate(node_pressure_cpu_waiting_seconds_total[1m])"),
+        ("PrometheusMemoryPSIPressure", "rate(node_pressure_memory_waiting_seconds_total[1m])"),
+        ("PrometheusIOPSIPressure", "rate(node_pressure_io_waiting_seconds_total[1m])"),
+        ("PrometheusCPUCombined", "descheduler:combined_utilization_and_pressure:avg1m"),
+        (
+            "PrometheusCPUMemoryCombinedProfile",
+            "descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m",
+        ),
+        ("query:avg(up)", "avg(up)"),
+    ],
+)
+def test_actual_utilization_profiles(profile: str, query: str) -> None:
+    spec = make_spec(["LifecycleAndUtilization"], {"devActualUtilizationProfile": profile})
+    policy = render(spec)
+    args = plugin_args(policy["profiles"][0], "LowNodeUtilization")
+    assert args["metricsUtilization"]["prometheus"]["query"] == query
+    assert args["thresholds"] == {"MetricResource": 20}
+    assert args["targetThresholds"] == {"MetricResource": 50}
+    assert policy["metricsProviders"][0]["source"] == "Prometheus"
+
+
+def test_psi_by_utilization_query_is_verbatim() -> None:
+    spec = make_spec(["LongLifecycle"], {"devActualUtilizationProfile": "PrometheusCPUPSIPressureByUtilization"})
+    query = plugin_args(render(spec)["profiles"][0], "LowNodeUtilization")["metricsUtilization"]["prometheus"]["query"]
+    assert query == (
+        "avg by (instance) ( rate(node_pressure_cpu_waiting_seconds_total[1m])) and "
+        '(1 - avg by (instance) (rate(node_cpu_seconds_total{mode="idle"}[1m]))) > 0.7 or '
+        "avg by (instance) ( rate(node_pressure_cpu_waiting_seconds_total[1m])) * 0"
+    )
+
+
+def test_metrics_with_low_threshold_preset() -> None:
+    spec = make_spec(
+        ["LifecycleAndUtilization"],
+        {"devActualUtilizationProfile": "PrometheusCPUUsage", "devLowNodeUtilizationThresholds": "High"},
+    )
+    args = plugin_args(render(spec)["profiles"][0], "LowNodeUtilization")
+    assert (args["thresholds"], args["targetThresholds"]) == ({"MetricResource": 40}, {"MetricResource": 70})
+
+
+def test_lifecycle_ignores_deviation_thresholds() -> None:
+    spec = make_spec(
+        ["LifecycleAndUtilization"], {"devDeviationThresholds": "High", "devLowNodeUtilizationThresholds": "Low"}
+    )
+    args = plugin_args(render(spec)["profiles"][0], "LowNodeUtilization")
+    assert "useDeviationThresholds" not in args
+    assert args["thresholds"] == {"cpu": 10, "memory": 10, "pods": 10}
+    assert only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.devDeviationThresholds", "warning")
+
+
+def test_excluded_namespaces_extend_protected_list_everywhere() -> None:
+    spec = make_spec(
+        ["AffinityAndTaints", "LifecycleAndUtilization"], {"namespaces": {"excluded": ["team-a", "team-b"]}}
+    )
+    policy = render(spec)
+    expected = PROTECTED + ["team-a", "team-b"]
+    for profile in policy["profiles"]:
+        for config in profile["pluginConfig"]:
+            if config["name"] == "LowNodeUtilization":
+                assert config["args"]["evictableNamespaces"] == {"exclude": expected}
+            elif config["name"] != "DefaultEvictor":
+                assert config["args"]["namespaces"] == {"exclude": expected}
+    compact = render(make_spec(["CompactAndScale"], {"namespaces": {"excluded": ["team-a"]}}))
+    assert plugin_args(compact["profiles"][0], "HighNodeUtilization")["evictableNamespaces"] == {
+        "exclude": PROTECTED + ["team-a"]
+    }
+
+
+def test_combination_affinity_pvc_and_excluded_namespaces() -> None:
+    spec = make_spec(["AffinityAndTaints", "EvictPodsWithPVC"], {"namespaces": {"excluded": ["batch"]}})
+    policy = render(spec)
+    assert [p["name"] for p in policy["profiles"]] == ["AffinityAndTaints"]
+    profile = policy["profiles"][0]
+    assert plugin_args(profile, "DefaultEvictor") == {"podProtections": {}}
+    assert plugin_args(profile, "RemovePodsViolatingNodeTaints") == {"namespaces": {"exclude": PROTECTED + ["batch"]}}
+    assert errors(validate_kubedescheduler_spec(spec, namespaces=NAMESPACES)) == []
+
+
+def test_both_modifier_profiles_change_every_default_evictor() -> None:
+    spec = make_spec(["EvictPodsWithLocalStorage", "TopologyAndDuplicates", "EvictPodsWithPVC", "AffinityAndTaints"])
+    policy = render(spec)
+    assert [p["name"] for p in policy["profiles"]] == ["TopologyAndDuplicates", "AffinityAndTaints"]
+    for profile in policy["profiles"]:
+        assert plugin_args(profile, "DefaultEvictor") == {"evictLocalStoragePods": True, "podProtections": {}}
+
+
+def test_profile_order_follows_spec_and_deprecated_names_are_renamed() -> None:
+    spec = make_spec(["SoftTopologyAndDuplicates", "DevPreviewLongLifecycle", "AffinityAndTaints"])
+    assert [p["name"] for p in render(spec)["profiles"]] == [
+        "SoftTopologyAndDuplicates",
+        "LongLifecycle",
+        "AffinityAndTaints",
+    ]
+
+
+def test_priority_class_name_threshold() -> None:
+    spec = make_spec(["TopologyAndDuplicates"], {"thresholdPriorityClassName": "high"})
+    evictor = plugin_args(render(spec)["profiles"][0], "DefaultEvictor")
+    assert evictor["priorityThreshold"] == {"name": "high", "value": None}
+
+
+def test_priority_threshold_zero_is_set() -> None:
+    evictor = plugin_args(
+        render(make_spec(["CompactAndScale"], {"thresholdPriority": 0}))["profiles"][0], "DefaultEvictor"
+    )
+    assert evictor["priorityThreshold"] == {"name": "", "value": 0}
+
+
+def test_eviction_limits_node_applies_to_every_low_node_utilization() -> None:
+    spec = make_spec(["AffinityAndTaints", "LifecycleAndUtilization"], evictionLimits={"node": 4})
+    policy = render(spec)
+    assert policy["maxNoOfPodsToEvictPerNode"] == 4
+    assert "maxNoOfPodsToEvictTotal" not in policy
+    assert plugin_args(profile_named(policy, "LifecycleAndUtilization"), "LowNodeUtilization")["evictionLimits"] == {
+        "node": 4
+    }
+    assert "evictionLimits" not in json.dumps(profile_named(policy, "AffinityAndTaints"))
+
+
+def test_eviction_limits_total_only() -> None:
+    policy = render(make_spec(["AffinityAndTaints"], evictionLimits={"total": 7}))
+    assert policy["maxNoOfPodsToEvictTotal"] == 7
+    assert "maxNoOfPodsToEvictPerNode" not in policy
+
+
+def test_kubevirt_node_selector_is_global() -> None:
+    spec = make_spec(["KubeVirtRelieveAndMigrate", "AffinityAndTaints"])
+    policy = render(spec)
+    assert policy["nodeSelector"] == "kubevirt.io/schedulable=true"
+    assert [p["name"] for p in policy["profiles"]] == ["KubeVirtRelieveAndMigrate", "AffinityAndTaints"]
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profiles", "warning")
+    assert "nodeSelector" in finding.message and "AffinityAndTaints" in finding.message
+
+
+def test_unused_utilization_profile_still_adds_metrics_provider() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"devActualUtilizationProfile": "NoSuchProfile"})
+    policy = render(spec)
+    assert policy["metricsProviders"] == [{"prometheus": {"url": PROMETHEUS_URL}, "source": "Prometheus"}]
+    finding = only(
+        validate_kubedescheduler_spec(spec), "spec.profileCustomizations.devActualUtilizationProfile", "warning"
+    )
+    assert "not used" in finding.message and "prometheus-k8s route" in finding.message
+
+
+def test_only_modifier_profiles_render_no_profiles() -> None:
+    spec = make_spec(["EvictPodsWithPVC"])
+    assert render(spec) == {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy"}
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profiles", "warning")
+    assert "nothing is ever evicted" in finding.message
+
+
+def test_protected_namespaces_without_facts_are_the_static_three() -> None:
+    policy = render_policy(make_spec(["TopologyAndDuplicates"]))
+    assert plugin_args(policy["profiles"][0], "RemoveDuplicates")["namespaces"] == {
+        "exclude": ["kube-system", "hypershift", "openshift"]
+    }
+
+
+def test_negative_eviction_limits_wrap_like_go() -> None:
+    spec = make_spec(["LifecycleAndUtilization"], evictionLimits={"total": -1, "node": 0})
+    policy = render(spec)
+    assert policy["maxNoOfPodsToEvictTotal"] == 2**64 - 1
+    assert policy["maxNoOfPodsToEvictPerNode"] == 0
+    found = {f.field: f for f in warnings(validate_kubedescheduler_spec(spec))}
+    assert "no limit" in found["spec.evictionLimits.total"].message
+    assert "blocks every eviction" in found["spec.evictionLimits.node"].message
+
+
+def test_compact_policy_drops_noise_only() -> None:
+    policy = render(make_spec(["KubeVirtRelieveAndMigrate"], {"thresholdPriorityClassName": "x"}))
+    compact = compact_policy(policy)
+    profile = compact["profiles"][0]
+    assert set(profile["plugins"]) == {"balance", "filter", "preevictionfilter"}
+    assert profile["plugins"]["filter"] == {"enabled": ["DefaultEvictor", "KubevirtMigrationAware"]}
+    assert plugin_args(profile, "DefaultEvictor") == {
+        "evictLocalStoragePods": True,
+        "noEvictionPolicy": "Mandatory",
+        "priorityThreshold": {"name": "x"},
+    }
+    assert plugin_args(profile, "KubevirtMigrationAware") == {}
+    assert policy["profiles"][0]["plugins"]["sort"] == {"disabled": None, "enabled": None}  # input untouched
+
+
+def test_render_does_not_mutate_spec() -> None:
+    spec = make_spec(["LifecycleAndUtilization"], {"namespaces": {"excluded": ["a"]}}, evictionLimits={"node": 1})
+    before = copy.deepcopy(spec)
+    render(spec)
+    assert spec == before
+
+
+# --- protected namespaces -----------------------------------------------------------------------------------------
+
+
+def test_protected_namespaces_order() -> None:
+    assert protected_namespaces(
+        ["openshift-b", "default", "openshift", "openshift-a", "kube-public", "openshift-a"]
+    ) == [
+        "kube-system",
+        "hypershift",
+        "openshift",
+        "openshift-a",
+        "openshift-b",
+    ]
+
+
+# --- Go durations -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "nanoseconds"),
+    [
+        ("5m", 300 * 10**9),
+        ("1h30m", 5400 * 10**9),
+        ("48h", 172800 * 10**9),
+        ("90s", 90 * 10**9),
+        ("1.5h", 5400 * 10**9),
+        ("500ms", 500 * 10**6),
+        ("1\u00b5s", 1000),
+        ("1us", 1000),
+        ("2ns", 2),
+        (".5s", 5 * 10**8),
+        ("-5m", -300 * 10**9),
+        ("+5m", 300 * 10**9),
+        ("0", 0),
+        ("1h0m0s", 3600 * 10**9),
+    ],
+)
+def test_parse_go_duration(text: str, nanoseconds: int) -> None:
+    assert parse_go_duration(text) == nanoseconds
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", 'time: invalid duration ""'),
+        ("5", 'time: missing unit in duration "5"'),
+        ("1d", 'time: unknown unit "d" in duration "1d"'),
+        ("abc", 'time: invalid duration "abc"'),
+        (".s", 'time: invalid duration ".s"'),
+        ("5 m", 'time: unknown unit " m" in duration "5 m"'),
+        ("9999999999999h", 'time: invalid duration "9999999999999h"'),
+    ],
+)
+def test_parse_go_duration_errors(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        parse_go_duration(text)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    ("nanoseconds", "text"),
+    [
+        (15 * 60 * 10**9, "15m0s"),
+        (6 * 3600 * 10**9, "6h0m0s"),
+        (48 * 3600 * 10**9, "48h0m0s"),
+        (1_500_000_000, "1.5s"),
+        (500 * 10**6, "500ms"),
+        (1500, "1.5\u00b5s"),
+        (1, "1ns"),
+        (0, "0s"),
+        (3723_500_000_000, "1h2m3.5s"),
+        (-15 * 60 * 10**9, "-15m0s"),
+    ],
+)
+def test_format_go_duration(nanoseconds: int, text: str) -> None:
+    assert format_go_duration(nanoseconds) == text
+
+
+# --- validation: API admission ------------------------------------------------------------------------------------
+
+
+def test_valid_spec_has_no_findings() -> None:
+    spec = make_spec(["AffinityAndTaints", "LifecycleAndUtilization"], {"podLifetime": "48h"}, mode="Automatic")
+    assert validate_kubedescheduler_spec(spec, namespaces=NAMESPACES, scheduler_profile="LowNodeUtilization") == []
+
+
+def test_spec_must_be_a_mapping() -> None:
+    [finding] = validate_kubedescheduler_spec(["AffinityAndTaints"])  # type: ignore[arg-type]
+    assert finding.operator_behaviour == ADMISSION_REJECTED and finding.field == "spec"
+    with pytest.raises(KubeDeschedulerError):
+        render_policy("nope")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [(0, "minimum of 1"), (-5, "minimum of 1"), ("3600", "an integer"), (True, "an integer"), (2**31, "int32")],
+)
+def test_interval_admission(value: object, why: str) -> None:
+    spec = make_spec(["AffinityAndTaints"], deschedulingIntervalSeconds=value)
+    finding = only(validate_kubedescheduler_spec(spec), "spec.deschedulingIntervalSeconds", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+    assert why in finding.message
+    assert_names_field_and_fix(finding)
+
+
+def test_interval_missing_scales_to_zero() -> None:
+    spec = make_spec(["AffinityAndTaints"])
+    del spec["deschedulingIntervalSeconds"]
+    finding = only(validate_kubedescheduler_spec(spec), "spec.deschedulingIntervalSeconds", "error")
+    assert finding.operator_behaviour == DEGRADED_SCALE_TO_ZERO
+    assert finding.operator_message == "descheduler should have an interval set and it should be greater than 0"
+    assert "3600" in finding.fix
+    with pytest.raises(KubeDeschedulerError) as raised:
+        render(spec)
+    assert raised.value.field == "spec.deschedulingIntervalSeconds"
+
+
+def test_profiles_missing_fails_operator_revalidation() -> None:
+    finding = only(validate_kubedescheduler_spec(make_spec()), "spec.profiles", "error")
+    assert finding.operator_behaviour == DEGRADED_SCALE_TO_ZERO
+    assert finding.operator_message.startswith("descheduler validation failed")
+    assert_names_field_and_fix(finding)
+
+
+def test_profiles_empty_is_log_only() -> None:
+    finding = only(validate_kubedescheduler_spec(make_spec([])), "spec.profiles", "error")
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert finding.operator_message == "descheduler should have at least 1 profile enabled"
+    with pytest.raises(KubeDeschedulerError, match="at least 1 profile"):
+        render(make_spec([]))
+
+
+def test_profiles_must_be_a_list() -> None:
+    finding = only(validate_kubedescheduler_spec(make_spec("AffinityAndTaints")), "spec.profiles", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED and "an array" in finding.message
+
+
+def test_unknown_profile_suggests_the_closest() -> None:
+    findings = validate_kubedescheduler_spec(make_spec(["AffinityAndTaints", "AffinityAndTaint"]))
+    finding = only(findings, "spec.profiles[1]", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+    assert 'did you mean "AffinityAndTaints"' in finding.fix
+    assert finding.operator_message.startswith('spec.profiles[1]: Unsupported value: "AffinityAndTaint"')
+    with pytest.raises(KubeDeschedulerError) as raised:
+        render(make_spec(["AffinityAndTaint"]))
+    assert raised.value.field == "spec.profiles[0]" and raised.value.value == "AffinityAndTaint"
+
+
+def test_duplicate_profiles() -> None:
+    finding = only(
+        validate_kubedescheduler_spec(make_spec(["AffinityAndTaints", "AffinityAndTaints"])), "spec.profiles", "error"
+    )
+    assert finding.operator_message == "duplicate profiles are not allowed"
+    assert finding.value == ["AffinityAndTaints"]
+    assert_names_field_and_fix(finding)
+
+
+def test_too_many_profiles() -> None:
+    findings = validate_kubedescheduler_spec(make_spec(list(PROFILES) + ["AffinityAndTaints"]))
+    assert any("at most 11" in f.message for f in errors(findings))
+
+
+@pytest.mark.parametrize(("first", "second"), CONFLICTING_PROFILES)
+def test_conflicting_profiles(first: str, second: str) -> None:
+    findings = validate_kubedescheduler_spec(make_spec([second, first]))
+    finding = only(findings, "spec.profiles", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+    assert finding.operator_message == f"cannot declare {first} and {second} profiles simultaneously"
+    assert first in finding.fix and second in finding.fix
+    with pytest.raises(KubeDeschedulerError, match="simultaneously"):
+        render(make_spec([first, second]))
+
+
+def test_compact_and_scale_with_soft_topology_is_allowed() -> None:
+    spec = make_spec(["CompactAndScale", "SoftTopologyAndDuplicates"])
+    assert errors(validate_kubedescheduler_spec(spec)) == []
+    assert [p["name"] for p in render(spec)["profiles"]] == ["CompactAndScale", "SoftTopologyAndDuplicates"]
+
+
+@pytest.mark.parametrize(
+    ("field_name", "value"),
+    [("mode", "Auto"), ("mode", ""), ("logLevel", "Verbose"), ("operatorLogLevel", "debug"), ("managementState", "On")],
+)
+def test_operator_spec_enums(field_name: str, value: str) -> None:
+    spec = make_spec(["AffinityAndTaints"], **{field_name: value})
+    finding = only(validate_kubedescheduler_spec(spec), f"spec.{field_name}", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+    assert_names_field_and_fix(finding)
+
+
+@pytest.mark.parametrize(
+    ("customization", "value"),
+    [
+        ("devLowNodeUtilizationThresholds", "Highest"),
+        ("devHighNodeUtilizationThresholds", "Maximal"),
+        ("devDeviationThresholds", "Asymmetric"),
+        ("thresholdPriority", "1000"),
+        ("thresholdPriorityClassName", 5),
+        ("devEnableEvictionsInBackground", "yes"),
+        ("podLifetime", 300),
+        ("namespaces", ["a"]),
+    ],
+)
+def test_customization_types_and_enums(customization: str, value: object) -> None:
+    spec = make_spec(["LifecycleAndUtilization"], {customization: value})
+    finding = only(validate_kubedescheduler_spec(spec), f"spec.profileCustomizations.{customization}", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+    assert_names_field_and_fix(finding)
+
+
+def test_namespace_list_items_must_be_strings() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"namespaces": {"excluded": ["a", 3]}})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.namespaces.excluded[1]", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+
+
+def test_eviction_limits_types() -> None:
+    spec = make_spec(["AffinityAndTaints"], evictionLimits={"total": "10"})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.evictionLimits.total", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+
+
+@pytest.mark.parametrize("value", ["abc", "5", "m5"])
+def test_pod_lifetime_bad_syntax_is_rejected_at_admission(value: str) -> None:
+    spec = make_spec(["LifecycleAndUtilization"], {"podLifetime": value})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.podLifetime", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+    assert '"5m"' in finding.fix
+    with pytest.raises(KubeDeschedulerError) as raised:
+        render(spec)
+    assert raised.value.field == "spec.profileCustomizations.podLifetime"
+
+
+@pytest.mark.parametrize("value", ["1d", "2 weeks", "5 min"])
+def test_pod_lifetime_accepted_by_api_but_not_by_go(value: str) -> None:
+    spec = make_spec(["LifecycleAndUtilization"], {"podLifetime": value})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.podLifetime", "error")
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert "time.ParseDuration" in finding.message
+
+
+def test_migration_duration_syntax() -> None:
+    spec = make_spec(["KubeVirtRelieveAndMigrate"], {"devMigrationCooldown": "soon"})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.devMigrationCooldown", "error")
+    assert finding.operator_behaviour == ADMISSION_REJECTED
+
+
+def test_unknown_fields_are_warned_as_pruned() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"podLifeTime": "5m", "namespaces": {"include": ["a"]}}, profile="x")
+    findings = warnings(validate_kubedescheduler_spec(spec))
+    by_field = {f.field: f for f in findings}
+    assert 'did you mean "profiles"' in by_field["spec.profile"].fix
+    assert 'did you mean "podLifetime"' in by_field["spec.profileCustomizations.podLifeTime"].fix
+    assert 'did you mean "included"' in by_field["spec.profileCustomizations.namespaces.include"].fix
+    assert all("prunes" in f.message for f in by_field.values())
+    # Pruned fields change nothing in the rendering.
+    assert render(spec) == render(make_spec(["AffinityAndTaints"], {"namespaces": {}}))
+
+
+def test_null_values_mean_unset() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"thresholdPriority": None, "namespaces": None}, evictionLimits=None)
+    assert errors(validate_kubedescheduler_spec(spec)) == []
+    assert render(spec) == render(make_spec(["AffinityAndTaints"]))
+
+
+# --- validation: operator runtime ---------------------------------------------------------------------------------
+
+
+def test_included_and_excluded_together() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"namespaces": {"included": ["a"], "excluded": ["b"]}})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.namespaces", "error")
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert finding.operator_message == "It is forbidden to combine both included and excluded namespaces"
+    with pytest.raises(KubeDeschedulerError) as raised:
+        render(spec)
+    assert raised.value.field == "spec.profileCustomizations.namespaces"
+    assert "either included or excluded" in raised.value.fix
+
+
+def test_included_static_protected_namespace_without_facts() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"namespaces": {"included": ["apps", "kube-system"]}})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.namespaces.included[1]", "error")
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert finding.operator_message == (
+        "Protected namespace kube-system included. It is forbidden to include any of the protected namespaces "
+        "from [kube-system hypershift openshift]"
+    )
+    assert "remove 'kube-system'" in finding.fix
+
+
+def test_included_openshift_namespace_with_facts() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"namespaces": {"included": ["openshift-kube-scheduler"]}})
+    finding = only(
+        validate_kubedescheduler_spec(spec, namespaces=NAMESPACES),
+        "spec.profileCustomizations.namespaces.included[0]",
+        "error",
+    )
+    assert "[kube-system hypershift openshift openshift-kube-descheduler-operator openshift-kube-scheduler]" in (
+        finding.operator_message
+    )
+    with pytest.raises(KubeDeschedulerError):
+        render(spec)
+
+
+def test_included_openshift_namespace_without_facts_is_a_warning() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"namespaces": {"included": ["openshift-foo"]}})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.namespaces.included[0]", "warning")
+    assert "protected" in finding.message
+    assert render_policy(spec)["profiles"][0]["pluginConfig"][0]["args"] == {
+        "namespaces": {"include": ["openshift-foo"]}
+    }
+
+
+def test_included_namespace_that_does_not_exist() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"namespaces": {"included": ["ghost"]}})
+    finding = only(
+        validate_kubedescheduler_spec(spec, namespaces=NAMESPACES), "spec.profileCustomizations.namespaces", "warning"
+    )
+    assert "does not exist" in finding.message
+
+
+def test_both_priority_thresholds() -> None:
+    spec = make_spec(
+        ["LifecycleAndUtilization"], {"thresholdPriority": 1000, "thresholdPriorityClassName": "className"}
+    )
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.thresholdPriority", "error")
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert finding.operator_message == (
+        "It is invalid to set both .spec.profileCustomizations.thresholdPriority and "
+        ".spec.profileCustomizations.ThresholdPriorityClassName fields"
+    )
+    assert_names_field_and_fix(finding)
+    with pytest.raises(KubeDeschedulerError) as raised:
+        render(spec)
+    assert raised.value.field == "spec.profileCustomizations.thresholdPriority"
+    assert raised.value.value == {"thresholdPriority": 1000, "thresholdPriorityClassName": "className"}
+    assert raised.value.fix == "keep only one of thresholdPriority and thresholdPriorityClassName"
+
+
+def test_priority_threshold_above_system_critical_fails_the_operand() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"thresholdPriority": 2_000_000_001})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.thresholdPriority", "error")
+    assert finding.operator_behaviour == OPERAND_FAILS
+
+
+def test_priority_class_must_exist_when_known() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"thresholdPriorityClassName": "gold"})
+    assert validate_kubedescheduler_spec(spec, priority_class_names=["gold"]) == []
+    assert validate_kubedescheduler_spec(spec) == []
+    finding = only(
+        validate_kubedescheduler_spec(spec, priority_class_names=["silver"]),
+        "spec.profileCustomizations.thresholdPriorityClassName",
+        "error",
+    )
+    assert finding.operator_behaviour == OPERAND_FAILS
+    assert "oc get priorityclasses" in finding.fix
+
+
+def test_kubevirt_static_and_deviation_thresholds_together() -> None:
+    spec = make_spec(KUBEVIRT, {"devDeviationThresholds": "Low", "devLowNodeUtilizationThresholds": "Low"})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.devDeviationThresholds", "error")
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert finding.operator_message == (
+        "only one of DevLowNodeUtilizationThresholds and DevDeviationThresholds customizations can be configured "
+        "simultaneously"
+    )
+    with pytest.raises(KubeDeschedulerError, match="simultaneously"):
+        render(spec)
+
+
+def test_kubevirt_empty_deviation_threshold_is_unknown_to_the_operator() -> None:
+    spec = make_spec(["KubeVirtRelieveAndMigrate"], {"devDeviationThresholds": ""})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.devDeviationThresholds", "error")
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert finding.operator_message.startswith("unknown Descheduler DeviationThresholds threshold , only")
+    with pytest.raises(KubeDeschedulerError):
+        render(spec)
+
+
+def test_lifecycle_accepts_both_threshold_kinds() -> None:
+    spec = make_spec(["LongLifecycle"], {"devDeviationThresholds": "", "devLowNodeUtilizationThresholds": "Low"})
+    assert errors(validate_kubedescheduler_spec(spec)) == []
+
+
+def test_unknown_prometheus_profile_with_a_consumer() -> None:
+    spec = make_spec(["LongLifecycle"], {"devActualUtilizationProfile": "PrometheusCPU"})
+    finding = only(
+        validate_kubedescheduler_spec(spec), "spec.profileCustomizations.devActualUtilizationProfile", "error"
+    )
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert finding.operator_message == "unknown prometheus profile: PrometheusCPU"
+    assert "did you mean" in finding.fix
+    with pytest.raises(KubeDeschedulerError, match="unknown prometheus profile"):
+        render(spec)
+
+
+def test_empty_raw_query_fails_the_operand() -> None:
+    spec = make_spec(["LongLifecycle"], {"devActualUtilizationProfile": "query:"})
+    finding = only(
+        validate_kubedescheduler_spec(spec), "spec.profileCustomizations.devActualUtilizationProfile", "error"
+    )
+    assert finding.operator_behaviour == OPERAND_FAILS
+
+
+def test_kubevirt_needs_kubevirt_nodes() -> None:
+    spec = make_spec(["KubeVirtRelieveAndMigrate"])
+    assert validate_kubedescheduler_spec(spec, nodes=KUBEVIRT_NODES) == []
+    plain = [{"metadata": {"name": "n1", "labels": {}}}, {"metadata": {"name": "n2"}}]
+    finding = only(validate_kubedescheduler_spec(spec, nodes=plain), "spec.profiles", "error")
+    assert finding.operator_behaviour == DEGRADED_SCALE_TO_ZERO
+    assert (
+        finding.operator_message
+        == "profile KubeVirtRelieveAndMigrate can only be used when KubeVirt is properly deployed"
+    )
+    one = only(validate_kubedescheduler_spec(spec, nodes=KUBEVIRT_NODES[:1]), "spec.profiles", "warning")
+    assert "fewer than 2 nodes" in one.message
+
+
+def test_monitoring_label_needed_for_prometheus() -> None:
+    spec = make_spec(["LifecycleAndUtilization"], {"devActualUtilizationProfile": "PrometheusCPUUsage"})
+    good = {"openshift.io/cluster-monitoring": "true"}
+    assert validate_kubedescheduler_spec(spec, namespace_labels=good) == []
+    assert validate_kubedescheduler_spec(spec, namespace_labels={"openshift-kube-descheduler-operator": good}) == []
+    finding = only(validate_kubedescheduler_spec(spec, namespace_labels={}), "namespace/", "error")
+    assert finding.operator_behaviour == LOG_ONLY_IGNORED
+    assert finding.operator_message == (
+        "namespace openshift-kube-descheduler-operator is not labeled with openshift.io/cluster-monitoring=true"
+    )
+    assert finding.fix == "oc label namespace openshift-kube-descheduler-operator openshift.io/cluster-monitoring=true"
+    assert validate_kubedescheduler_spec(make_spec(["AffinityAndTaints"]), namespace_labels={}) == []
+
+
+@pytest.mark.parametrize("profile", ["LifecycleAndUtilization", "LongLifecycle", "DevPreviewLongLifecycle"])
+def test_scheduler_high_node_utilization_clashes_with_low_node_utilization(profile: str) -> None:
+    findings = validate_kubedescheduler_spec(make_spec([profile]), scheduler_profile="HighNodeUtilization")
+    finding = only(findings, "spec.profiles", "error")
+    assert finding.operator_behaviour == DEGRADED_SCALE_TO_ZERO
+    assert "hot loop" in finding.operator_message and "CompactAndScale" in finding.fix
+
+
+def test_scheduler_low_node_utilization_clashes_with_compact_and_scale() -> None:
+    spec = make_spec(["CompactAndScale"])
+    finding = only(
+        validate_kubedescheduler_spec(spec, scheduler_profile="LowNodeUtilization"), "spec.profiles", "error"
+    )
+    assert finding.operator_message.startswith("enabling Descheduler CompactAndScale with Scheduler LowNodeUtilization")
+    assert validate_kubedescheduler_spec(spec, scheduler_profile="HighNodeUtilization") == []
+    assert validate_kubedescheduler_spec(make_spec(["LongLifecycle"]), scheduler_profile="") == []
+
+
+def test_negative_pod_lifetime_is_platform_dependent() -> None:
+    spec = make_spec(["LifecycleAndUtilization"], {"podLifetime": "-5m"})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.podLifetime", "error")
+    assert finding.operator_behaviour == PLATFORM_DEPENDENT
+    with pytest.raises(KubeDeschedulerError):
+        render(spec)
+
+
+def test_error_carries_all_errors() -> None:
+    spec = make_spec(
+        ["LifecycleAndUtilization"],
+        {
+            "thresholdPriority": 1,
+            "thresholdPriorityClassName": "a",
+            "namespaces": {"included": ["a"], "excluded": ["b"]},
+        },
+    )
+    with pytest.raises(KubeDeschedulerError) as raised:
+        render(spec)
+    assert len(raised.value.findings) == 2
+    assert "1 more error(s)" in str(raised.value)
+    assert isinstance(raised.value, ValueError)
+
+
+# --- validation: legal but surprising -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("DevPreviewLongLifecycle", "LongLifecycle"), ("DevKubeVirtRelieveAndMigrate", "KubeVirtRelieveAndMigrate")],
+)
+def test_deprecated_profile_names(old: str, new: str) -> None:
+    finding = only(validate_kubedescheduler_spec(make_spec([old])), "spec.profiles[0]", "warning")
+    assert finding.operator_behaviour == NOT_APPLICABLE
+    assert finding.fix == f'use "{new}"'
+
+
+@pytest.mark.parametrize("profile", ["LifecycleAndUtilization", "LongLifecycle", "KubeVirtRelieveAndMigrate"])
+def test_low_node_utilization_ignores_included(profile: str) -> None:
+    spec = make_spec([profile], {"namespaces": {"included": ["apps"]}})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.namespaces.included", "warning")
+    assert "LowNodeUtilization" in finding.message
+    args = plugin_args(render(spec)["profiles"][0], "LowNodeUtilization")
+    assert args["evictableNamespaces"] == {"exclude": PROTECTED}
+
+
+def test_compact_and_scale_with_included_has_no_namespace_filter() -> None:
+    spec = make_spec(["CompactAndScale"], {"namespaces": {"included": ["apps"]}})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.namespaces.included", "warning")
+    assert "no namespace filter" in finding.message and "excluded" in finding.fix
+    assert "evictableNamespaces" not in plugin_args(render(spec)["profiles"][0], "HighNodeUtilization")
+
+
+@pytest.mark.parametrize(
+    ("profiles", "customization", "value"),
+    [
+        (["AffinityAndTaints"], "devLowNodeUtilizationThresholds", "Low"),
+        (["LifecycleAndUtilization"], "devHighNodeUtilizationThresholds", "Minimal"),
+        (["LongLifecycle"], "devDeviationThresholds", "Low"),
+        (["LifecycleAndUtilization"], "devMigrationCooldown", "5m"),
+        (["CompactAndScale"], "podLifetime", "5m"),
+    ],
+)
+def test_customization_without_a_consumer(profiles: list[str], customization: str, value: str) -> None:
+    spec = make_spec(profiles, {customization: value})
+    finding = only(validate_kubedescheduler_spec(spec), f"spec.profileCustomizations.{customization}", "warning")
+    assert "no effect" in finding.message
+    assert errors(validate_kubedescheduler_spec(spec)) == []
+
+
+def test_soft_tainter_flag_is_deprecated() -> None:
+    spec = make_spec(["AffinityAndTaints"], {"devEnableSoftTainter": True})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.devEnableSoftTainter", "warning")
+    assert "ignored" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [("500ms", "evicts every pod"), ("0s", "evicts every pod"), ("90.5s", "(90)")]
+)
+def test_pod_lifetime_surprises(value: str, text: str) -> None:
+    spec = make_spec(["LifecycleAndUtilization"], {"podLifetime": value})
+    finding = only(validate_kubedescheduler_spec(spec), "spec.profileCustomizations.podLifetime", "warning")
+    assert text in finding.message
+
+
+def test_mode_default_and_management_state() -> None:
+    spec = make_spec(["AffinityAndTaints"], managementState="Removed")
+    del spec["mode"]
+    found = {f.field: f for f in warnings(validate_kubedescheduler_spec(spec))}
+    assert "Predictive" in found["spec.mode"].message
+    assert "does not read managementState" in found["spec.managementState"].message
+
+
+def test_operator_owned_fields_are_warned() -> None:
+    spec = make_spec(["AffinityAndTaints"], unsupportedConfigOverrides={"a": 1})
+    assert only(validate_kubedescheduler_spec(spec), "spec.unsupportedConfigOverrides", "warning")
+
+
+def test_every_warning_is_not_applicable_and_actionable() -> None:
+    spec = make_spec(
+        ["DevPreviewLongLifecycle", "EvictPodsWithPVC"],
+        {"namespaces": {"included": ["apps"]}, "podLifetime": "1h", "devEnableSoftTainter": False},
+        evictionLimits={"total": 0},
+        bogus=True,
+    )
+    found = warnings(validate_kubedescheduler_spec(spec))
+    assert len(found) >= 5
+    for finding in found:
+        assert finding.operator_behaviour == NOT_APPLICABLE
+        assert_names_field_and_fix(finding)
