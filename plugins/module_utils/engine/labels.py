@@ -72,7 +72,7 @@ _TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|[^\s!=(),]+)")
 
 def parse_selector_string(text: str, field: str) -> Selector:
     """labels.Parse for expressions such as ``a=b,c in (x,y),!d,e!=f,g notin (h),k``. "" → everything."""
-    tokens = [t for t in _TOKEN.findall(text or "")]
+    tokens = list(_TOKEN.findall(text or ""))
     requirements: list[Requirement] = []
     position = 0
 
@@ -146,7 +146,7 @@ def _node_requirement(expr: Mapping[str, Any]) -> Requirement:
 
 def node_term_matches(term: tuple[Selector, Selector], node_labels: Mapping[str, str], node_name: str) -> bool:
     label_reqs, field_reqs = term
-    if any(op == "Invalid" for _, op, _ in label_reqs or ()):
+    if any(requirement[1] == "Invalid" for requirement in label_reqs or ()):
         return False
     if label_reqs and not matches(label_reqs, node_labels):
         return False

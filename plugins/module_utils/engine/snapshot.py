@@ -138,3 +138,50 @@ class Snapshot:
 
     def namespace_labels(self, namespace: str) -> Optional[dict[str, str]]:
         return self.namespaces.get(namespace)
+
+
+# What the engine reads of each object; everything else is dropped as objects are listed (150k pods fit in memory).
+_META_KEYS = ("name", "namespace", "uid", "labels", "ownerReferences", "creationTimestamp", "deletionTimestamp")
+_ANNOTATIONS_READ = frozenset([
+    "descheduler.alpha.kubernetes.io/evict", "descheduler.alpha.kubernetes.io/prefer-no-eviction",
+    "descheduler.alpha.kubernetes.io/request-evict-only", "kubernetes.io/config.mirror",
+    "kubernetes.io/config.source",
+])
+_POD_SPEC_KEYS = (
+    "nodeName", "containers", "initContainers", "overhead", "resources", "priority", "priorityClassName", "volumes",
+    "resourceClaims", "tolerations", "nodeSelector", "affinity", "topologySpreadConstraints",
+)
+_POD_STATUS_KEYS = (
+    "phase", "reason", "qosClass", "startTime", "containerStatuses", "initContainerStatuses",
+    "ephemeralContainerStatuses", "conditions",
+)
+_CONTAINER_KEYS = ("name", "image", "resources", "restartPolicy")
+
+
+def slim_object(obj: dict) -> dict:
+    """Keep only the fields the engine reads (a listing hook; the result is still a valid object for Snapshot)."""
+    kind = obj.get("kind")
+    meta = obj.get("metadata") or {}
+    slim_meta = {k: meta[k] for k in _META_KEYS if k in meta}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k in _ANNOTATIONS_READ}
+    if annotations:
+        slim_meta["annotations"] = annotations
+    slim = {"apiVersion": obj.get("apiVersion"), "kind": kind, "metadata": slim_meta}
+    if kind == "Pod":
+        spec = obj.get("spec") or {}
+        slim_spec = {k: spec[k] for k in _POD_SPEC_KEYS if k in spec}
+        for key in ("containers", "initContainers"):
+            if key in slim_spec:
+                slim_spec[key] = [{k: c[k] for k in _CONTAINER_KEYS if k in c} for c in slim_spec[key] or []]
+        status = obj.get("status") or {}
+        slim["spec"] = slim_spec
+        slim["status"] = {k: status[k] for k in _POD_STATUS_KEYS if k in status}
+    elif kind == "Node":
+        status = obj.get("status") or {}
+        slim["spec"] = obj.get("spec") or {}
+        slim["status"] = {k: status[k] for k in ("allocatable", "capacity", "conditions") if k in status}
+    else:
+        for key in ("spec", "value"):
+            if key in obj:
+                slim[key] = obj[key]
+    return slim

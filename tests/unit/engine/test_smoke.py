@@ -17,8 +17,8 @@ def test_too_many_restarts_evicts_only_the_pod_over_threshold():
         return apply
 
     pods = [build_pod("many", 100, 100, "n1", restarted(150)), build_pod("few", 100, 100, "n1", restarted(3))]
-    plan = compute_plan(nodes + pods, policy(("RemovePodsHavingTooManyRestarts", "deschedule",
-                                               {"podRestartThreshold": 100})), NOW)
+    restarts_policy = policy(("RemovePodsHavingTooManyRestarts", "deschedule", {"podRestartThreshold": 100}))
+    plan = compute_plan(nodes + pods, restarts_policy, NOW)
     assert evicted_names(plan) == ["many"]
     assert plan["evictions"][0]["reason"] == "restarts 150 ≥ threshold 100"
     assert plan["summary"]["by_plugin"] == {"RemovePodsHavingTooManyRestarts": 1}

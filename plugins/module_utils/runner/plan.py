@@ -1,0 +1,143 @@
+"""The flow one call of the plan module follows: load the cluster, choose the policy, simulate, write reports.
+
+Kept apart from the module so the module stays thin (argument spec, call, result) and this stays testable.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError, PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import (
+    Snapshot,
+    load_snapshot_file,
+    slim_object,
+)
+
+OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
+KUBEDESCHEDULER_PATH = f"/apis/operator.openshift.io/v1/namespaces/{OPERATOR_NAMESPACE}/kubedeschedulers/cluster"
+RENDERED_POLICY_PATH = f"/api/v1/namespaces/{OPERATOR_NAMESPACE}/configmaps/cluster"
+DEFAULT_POLICY_CONFIGMAP = {"namespace": "kube-system", "name": "descheduler", "key": "policy.yaml"}
+
+
+class PlanRequestError(Exception):
+    """A bad combination of module options (names the options and the fix)."""
+
+
+def run_plan(params: Mapping[str, Any]) -> dict:
+    if params.get("policy") is not None and params.get("kubedescheduler") is not None:
+        raise PlanRequestError("policy and kubedescheduler are mutually exclusive: give one policy source")
+    api_client = None
+    source: dict[str, Any]
+    if params.get("snapshot"):
+        snapshot = _snapshot_from_file(params["snapshot"])
+        source = {"type": "snapshot", "path": params["snapshot"]}
+        warnings: list[str] = []
+    else:
+        api_client = _client(params)
+        snapshot, warnings, source = _snapshot_from_cluster(api_client, params)
+    policy, kind, policy_origin = _policy(params, api_client)
+    plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
+                        prometheus_url=params.get("prometheus_url"))
+    plan["source"] = source
+    plan["policy_origin"] = policy_origin
+    plan["warnings"] = warnings + plan["warnings"]
+    if params.get("cluster_name"):
+        plan["cluster"] = params["cluster_name"]
+    if params.get("report_dir"):
+        from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import write_plan_report
+
+        plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"))
+    return plan
+
+
+def _snapshot_from_file(path: str) -> Snapshot:
+    if not os.path.exists(path):
+        raise EngineError(f"snapshot: file {path!r} does not exist; give the path of a JSON or YAML file of objects")
+    objects = load_snapshot_file(path)
+    snapshot = Snapshot(objects)
+    del objects
+    return snapshot
+
+
+def _client(params: Mapping[str, Any]) -> Any:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
+
+    return build_api_client(params)
+
+
+def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any]) -> tuple[Snapshot, list[str], dict]:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
+        list_cluster_objects,
+    )
+
+    listed = list_cluster_objects(api_client, page_size=params.get("page_size") or 500, slim=slim_object)
+    snapshot = Snapshot(listed.objects)
+    source = {"type": "cluster", "resource_versions": listed.resource_versions}
+    return snapshot, list(listed.warnings), source
+
+
+def _policy(params: Mapping[str, Any], api_client: Any) -> tuple[Mapping[str, Any], str, dict]:
+    if params.get("policy") is not None:
+        return params["policy"], "DeschedulerPolicy", {"type": "parameter", "option": "policy"}
+    if params.get("kubedescheduler") is not None:
+        return params["kubedescheduler"], "KubeDescheduler", {"type": "parameter", "option": "kubedescheduler"}
+    if api_client is None:
+        raise PlanRequestError("no policy: with snapshot, give policy (a DeschedulerPolicy) or kubedescheduler "
+                               "(a KubeDescheduler spec)")
+    return _policy_from_cluster(api_client, params)
+
+
+def _policy_from_cluster(api_client: Any, params: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, dict]:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
+
+    wanted = params.get("policy_source") or "auto"
+    if wanted in ("auto", "kubedescheduler"):
+        rendered = get_raw(api_client, RENDERED_POLICY_PATH, kind="ConfigMap") if wanted == "auto" else None
+        if rendered and (rendered.get("data") or {}).get("policy.yaml"):
+            # the policy the operator actually rendered for its operand is the most faithful source
+            return (_parse_policy_text(rendered["data"]["policy.yaml"], RENDERED_POLICY_PATH), "DeschedulerPolicy",
+                    {"type": "cluster", "object": f"ConfigMap {OPERATOR_NAMESPACE}/cluster", "key": "policy.yaml"})
+        resource = _get_optional(get_raw, api_client, KUBEDESCHEDULER_PATH, "KubeDescheduler")
+        if resource is not None:
+            return (resource.get("spec") or {}, "KubeDescheduler",
+                    {"type": "cluster", "object": f"KubeDescheduler {OPERATOR_NAMESPACE}/cluster"})
+        if wanted == "kubedescheduler":
+            raise PlanRequestError(f"policy_source=kubedescheduler but {KUBEDESCHEDULER_PATH} does not exist")
+    location = {**DEFAULT_POLICY_CONFIGMAP, **{k: v for k, v in (params.get("policy_configmap") or {}).items() if v}}
+    path = f"/api/v1/namespaces/{location['namespace']}/configmaps/{location['name']}"
+    configmap = get_raw(api_client, path, kind="ConfigMap")
+    text = ((configmap or {}).get("data") or {}).get(location["key"])
+    if not text:
+        raise PlanRequestError(
+            f"no descheduler policy found in the cluster: no KubeDescheduler {OPERATOR_NAMESPACE}/cluster and no key "
+            f"{location['key']!r} in ConfigMap {location['namespace']}/{location['name']}; set policy_configmap to "
+            "where your upstream deployment keeps its policy, or pass policy/kubedescheduler")
+    return (_parse_policy_text(text, path), "DeschedulerPolicy",
+            {"type": "cluster", "object": f"ConfigMap {location['namespace']}/{location['name']}",
+             "key": location["key"]})
+
+
+def _get_optional(get_raw: Any, api_client: Any, path: str, kind: str) -> Optional[dict]:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+
+    try:
+        return get_raw(api_client, path, kind=kind)
+    except ClusterApiError as error:
+        if error.is_not_found:
+            return None
+        raise
+
+
+def _parse_policy_text(text: str, where: str) -> Mapping[str, Any]:
+    import yaml  # YAML is a superset of JSON, so this reads both
+
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PolicyError(where, text[:80], f"the policy is not valid YAML: {exc}") from exc
+    if not isinstance(document, Mapping):
+        raise PolicyError(where, text[:80], "expected a DeschedulerPolicy document")
+    return document

@@ -1,0 +1,113 @@
+#!/usr/bin/python
+# Copyright: descheduler.fleet contributors
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: fleet_report
+short_description: Write the fleet summary of descheduler plans (one row per cluster)
+version_added: 0.1.0
+description:
+  - Takes the per-cluster results of a fleet dry run (as the C(dry_run) role records them) and writes
+    C(fleet-summary.json), C(fleet-summary.md) and a self-contained C(fleet-summary.html).
+  - Each cluster row shows its status (failed clusters with their error), evictions in total and by plugin, the top
+    namespaces and owners, the limits hit, errors and warnings, and a link to the cluster's own report.
+  - Does not talk to any cluster.
+author:
+  - descheduler.fleet contributors
+attributes:
+  check_mode:
+    support: full
+    details: Report files are written in check mode too; they change no cluster.
+  diff_mode:
+    support: none
+options:
+  clusters:
+    description:
+      - One entry per cluster.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      cluster:
+        description: Name of the cluster.
+        type: str
+        required: true
+      ok:
+        description: Whether the plan of this cluster could be computed.
+        type: bool
+        required: true
+      error:
+        description: The error message when O(clusters[].ok) is false.
+        type: str
+      plan:
+        description: The plan (or its summary part) returned by M(descheduler.fleet.plan).
+        type: dict
+      report_dir:
+        description: Directory of the cluster's own report (linked from the summary).
+        type: str
+  report_dir:
+    description:
+      - Directory to write the fleet summary into; created if needed.
+    type: path
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Write the fleet summary once the clusters are planned
+  descheduler.fleet.fleet_report:
+    clusters: "{{ ansible_play_hosts_all | map('extract', hostvars, 'descheduler_dry_run_result') | list }}"
+    report_dir: reports/
+  run_once: true
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+files:
+  description: Paths of the written summary.
+  returned: always
+  type: dict
+  sample: {json: reports/fleet-summary.json, markdown: reports/fleet-summary.md, html: reports/fleet-summary.html}
+fleet:
+  description: The summary table as data (per cluster rows and fleet totals).
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.fleet_report import (
+    summarize_fleet,
+    write_fleet_summary,
+)
+
+ARGUMENT_SPEC = dict(
+    clusters=dict(
+        type="list",
+        elements="dict",
+        required=True,
+        options=dict(
+            cluster=dict(type="str", required=True),
+            ok=dict(type="bool", required=True),
+            error=dict(type="str"),
+            plan=dict(type="dict"),
+            report_dir=dict(type="str"),
+        ),
+    ),
+    report_dir=dict(type="path", required=True),
+)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    clusters = module.params["clusters"]
+    try:
+        files = write_fleet_summary(clusters, module.params["report_dir"])
+    except OSError as exc:
+        module.fail_json(msg=f"cannot write the fleet summary into {module.params['report_dir']}: {exc}")
+    module.exit_json(changed=False, files=files, fleet=summarize_fleet(clusters))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+#!/usr/bin/python
+# Copyright: descheduler.fleet contributors
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: plan
+short_description: Simulate one descheduler cycle and return the evictions it would perform
+version_added: 0.1.0
+description:
+  - Computes, from a cluster's objects and a descheduler policy, exactly the evictions the kubernetes-sigs
+    descheduler would perform in one C(--dry-run) cycle, with the plugin and profile of each, a human reason,
+    the pods that were considered and spared (with why), and node utilization before and after.
+  - The cluster is either read live (nodes, pods, namespaces, priority classes, PodDisruptionBudgets and
+    PersistentVolumeClaims, each listed once in pages as raw JSON) or taken from a snapshot file.
+  - The policy is a C(descheduler/v1alpha2) DeschedulerPolicy, the spec of an OpenShift C(KubeDescheduler)
+    (translated as the Kube Descheduler Operator renders it), or read from the live cluster.
+  - Never changes the cluster.
+author:
+  - descheduler.fleet contributors
+extends_documentation_fragment:
+  - descheduler.fleet.connection
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads; report files, when asked for, are written in check mode too.
+  diff_mode:
+    support: none
+options:
+  snapshot:
+    description:
+      - Path to a JSON or YAML file holding the cluster's objects instead of reading a live cluster.
+      - "A JSON/YAML list, a C(kind: List) document as C(kubectl get -o yaml) writes, or multi-document YAML;
+        a name ending in C(.gz) is read as gzip."
+      - When unset, the cluster given by the connection options is read.
+    type: path
+  policy:
+    description:
+      - A C(descheduler/v1alpha2) C(DeschedulerPolicy) to simulate.
+      - Mutually exclusive with O(kubedescheduler).
+    type: dict
+  kubedescheduler:
+    description:
+      - The spec of an OpenShift C(KubeDescheduler) (C(operator.openshift.io/v1)), or the whole object.
+      - It is translated to the DeschedulerPolicy the Kube Descheduler Operator would render, with its protected
+        namespaces taken from the namespaces of the cluster.
+      - Mutually exclusive with O(policy).
+    type: dict
+  policy_source:
+    description:
+      - Where to read the policy from a live cluster when neither O(policy) nor O(kubedescheduler) is given.
+      - C(auto) takes the policy the operator rendered (ConfigMap C(cluster) in
+        C(openshift-kube-descheduler-operator)), else the C(KubeDescheduler) C(cluster) spec, else the
+        ConfigMap named by O(policy_configmap).
+      - C(kubedescheduler) always translates the C(KubeDescheduler) C(cluster) spec.
+      - C(configmap) reads only O(policy_configmap).
+    type: str
+    choices: [auto, kubedescheduler, configmap]
+    default: auto
+  policy_configmap:
+    description:
+      - The ConfigMap an upstream descheduler deployment reads its policy from.
+    type: dict
+    suboptions:
+      namespace:
+        description: Namespace of the ConfigMap.
+        type: str
+        default: kube-system
+      name:
+        description: Name of the ConfigMap.
+        type: str
+        default: descheduler
+      key:
+        description: Key holding the policy YAML.
+        type: str
+        default: policy.yaml
+  now:
+    description:
+      - The time to treat as now, in RFC 3339 (for example C(2026-11-22T12:00:00Z)).
+      - Pod ages (PodLifeTime, RemoveFailedPods, minPodAge) are computed against it. Defaults to the current time.
+    type: str
+  prometheus_url:
+    description:
+      - Prometheus URL written into a translated KubeDescheduler policy that needs one (the operator uses the
+        C(prometheus-k8s) route). Only used with O(kubedescheduler).
+    type: str
+  page_size:
+    description:
+      - Objects per page when listing a live cluster (C(limit)/C(continue) paging).
+    type: int
+    default: 500
+  report_dir:
+    description:
+      - When set, write the plan there as C(plan.json), C(plan.md) and a self-contained C(plan.html) with a
+        before/after utilization chart per node. The directory is created if needed.
+    type: path
+  cluster_name:
+    description:
+      - Name of the cluster, shown in reports.
+    type: str
+notes:
+  - Where the descheduler itself is random (Go map iteration, unstable sorts), the plan uses a fixed order
+    (nodes by name, pods by namespace and name) and stable sorts; ties may be broken differently from a real run.
+  - LowNodeUtilization with metrics (KubernetesMetrics or Prometheus) cannot be simulated from objects; the plugin
+    is then reported in RV(errors) and skipped, as the descheduler does when a plugin fails.
+requirements:
+  - kubernetes >= 31.0.0 (for a live cluster)
+  - PyYAML
+"""
+
+EXAMPLES = r"""
+- name: Preview what the operator's current config would evict
+  descheduler.fleet.plan:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    context: prod
+    report_dir: /tmp/plans/prod
+  register: plan
+
+- name: Preview a candidate KubeDescheduler config on a snapshot, at a fixed time
+  descheduler.fleet.plan:
+    snapshot: snapshots/prod.yaml
+    now: "2026-11-22T12:00:00Z"
+    kubedescheduler:
+      mode: Predictive
+      deschedulingIntervalSeconds: 3600
+      profiles: [AffinityAndTaints, LifecycleAndUtilization]
+      profileCustomizations:
+        podLifetime: 48h
+
+- name: Preview an upstream DeschedulerPolicy
+  descheduler.fleet.plan:
+    snapshot: snapshots/dev.json
+    policy:
+      apiVersion: descheduler/v1alpha2
+      kind: DeschedulerPolicy
+      maxNoOfPodsToEvictPerNode: 2
+      profiles:
+        - name: default
+          pluginConfig:
+            - name: RemovePodsHavingTooManyRestarts
+              args:
+                podRestartThreshold: 100
+          plugins:
+            deschedule:
+              enabled: [RemovePodsHavingTooManyRestarts]
+
+- name: Show the evictions
+  ansible.builtin.debug:
+    msg: "{{ plan.evictions | map(attribute='name') | list }}"
+"""
+
+RETURN = r"""
+evictions:
+  description: The evictions in the order the descheduler performs them.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - order: 1
+      namespace: shop
+      name: web-5d9c7-abcde
+      uid: 0a1b2c3d
+      node: worker-3
+      owner: {kind: ReplicaSet, name: web-5d9c7}
+      plugin: LowNodeUtilization
+      profile: LifecycleAndUtilization
+      extension_point: Balance
+      reason: node worker-3 at cpu 87% > target 50%
+summary:
+  description: Counts per plugin, profile, namespace, node and owner, and the eviction limits and whether they were hit.
+  returned: always
+  type: dict
+spared:
+  description: Pods considered and not evicted, counted by reason with up to five examples each.
+  returned: always
+  type: dict
+utilization:
+  description: Per node, requests against allocatable (cpu, memory, pods) before and after the plan, and its class
+    for the utilization plugins.
+  returned: always
+  type: dict
+cycle:
+  description: The node list handed to the plugins, and whether the cycle was skipped (fewer than two nodes).
+  returned: always
+  type: dict
+policy:
+  description: The decoded, validated and defaulted DeschedulerPolicy that was simulated.
+  returned: always
+  type: dict
+policy_source:
+  description: C(DeschedulerPolicy) or C(KubeDescheduler).
+  returned: always
+  type: str
+policy_origin:
+  description: Where the policy came from (a module option or an object in the cluster).
+  returned: always
+  type: dict
+source:
+  description: Where the objects came from (snapshot path, or the cluster with each kind's list resourceVersion).
+  returned: always
+  type: dict
+errors:
+  description: Plugin errors (the cycle goes on, as the descheduler's does).
+  returned: always
+  type: list
+  elements: dict
+warnings:
+  description: Notes on the input (ignored unknown fields, kinds the cluster does not serve, plugins not simulated).
+  returned: always
+  type: list
+  elements: str
+now:
+  description: The time treated as now.
+  returned: always
+  type: str
+report_files:
+  description: Paths of the written reports.
+  returned: when O(report_dir) is set
+  type: dict
+  sample: {json: /tmp/plans/prod/plan.json, markdown: /tmp/plans/prod/plan.md, html: /tmp/plans/prod/plan.html}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import run_plan
+
+ARGUMENT_SPEC = dict(
+    CONNECTION_ARG_SPEC,
+    snapshot=dict(type="path"),
+    policy=dict(type="dict"),
+    kubedescheduler=dict(type="dict"),
+    policy_source=dict(type="str", choices=["auto", "kubedescheduler", "configmap"], default="auto"),
+    policy_configmap=dict(
+        type="dict",
+        options=dict(
+            namespace=dict(type="str", default="kube-system"),
+            name=dict(type="str", default="descheduler"),
+            key=dict(type="str", default="policy.yaml"),
+        ),
+    ),
+    now=dict(type="str"),
+    prometheus_url=dict(type="str"),
+    page_size=dict(type="int", default=500),
+    report_dir=dict(type="path"),
+    cluster_name=dict(type="str"),
+)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=[("policy", "kubedescheduler")],
+        supports_check_mode=True,
+    )
+    plan = run_and_report(module, run_plan, module.params)
+    for warning in plan.get("warnings", []):
+        module.warn(warning)
+    module.exit_json(changed=False, **plan)
+
+
+if __name__ == "__main__":
+    main()
