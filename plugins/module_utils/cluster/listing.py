@@ -1,0 +1,304 @@
+"""Raw API access: objects stay the JSON dicts the server sent, never typed models.
+
+Typed deserialization costs roughly 10x more CPU than ``json.loads`` at 100k objects (kubernetes-client/python
+#1921), so lists are read with ``_preload_content=False`` and parsed here. Large lists are paged with
+``limit``/``continue``; when the server forgets a continue token (410 Expired, after a few minutes) the list starts
+again from the beginning, so the result is always one consistent list.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterator, Optional, Sequence
+from urllib.parse import quote
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import (
+    ClusterApiError,
+    ContinueExpiredError,
+)
+
+try:
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError as Urllib3Error
+except ImportError:  # the client factory reports the missing library; these are only used to classify errors
+    _API_EXCEPTIONS: tuple[type[BaseException], ...] = ()
+    _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (OSError,)
+else:
+    _API_EXCEPTIONS = (ApiException,)
+    _TRANSPORT_ERRORS = (Urllib3Error, OSError)
+
+DEFAULT_PAGE_SIZE = 500  # kubectl's --chunk-size default
+DEFAULT_TIMEOUT = (15, 300)  # seconds to connect, seconds to read one response: a stuck server must not hang a task
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+}
+
+Slim = Callable[[dict], dict]
+QueryParams = Sequence[tuple[str, Any]]
+
+
+class _ContinueTokenExpired(Exception):
+    """Internal: a continued page answered 410; the whole list must restart."""
+
+    def __init__(self, error: ClusterApiError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+# ---- paths ------------------------------------------------------------------------------------------------------
+
+
+def resource_path(
+    api_version: str,
+    plural: str,
+    namespace: Optional[str] = None,
+    name: Optional[str] = None,
+    subresource: Optional[str] = None,
+) -> str:
+    """``/api/v1/...`` for the core group, ``/apis/<group>/<version>/...`` otherwise."""
+    if not api_version or not plural:
+        raise ValueError("resource_path needs an api_version and a resource plural")
+    if subresource and not name:
+        raise ValueError(f"subresource {subresource!r} needs an object name")
+    segments = ["/api/" + api_version if "/" not in api_version else "/apis/" + api_version]
+    if namespace:
+        segments += ["namespaces", quote(namespace, safe="")]
+    segments.append(plural)
+    if name:
+        segments.append(quote(name, safe=""))
+    if subresource:
+        segments.append(subresource)
+    return "/".join(segments)
+
+
+# ---- lists ------------------------------------------------------------------------------------------------------
+
+
+def list_raw(
+    api_client: Any,
+    path: str,
+    *,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    label_selector: Optional[str] = None,
+    field_selector: Optional[str] = None,
+    max_restarts: int = 3,
+    slim: Optional[Slim] = None,
+    kind: Optional[str] = None,
+    on_restart: Optional[Callable[[int, ClusterApiError], None]] = None,
+    timeout: Any = DEFAULT_TIMEOUT,
+) -> tuple[list[dict], str]:
+    """Every item of a list (apiVersion/kind filled in, ``slim`` applied as each is read) and the list's
+    resourceVersion. A 410 on a continued page discards what was read and lists again, at most ``max_restarts``
+    times; then ``ContinueExpiredError``. ``kind`` only improves error messages (e.g. the 404 of a missing CRD)."""
+    if page_size < 0:
+        raise ValueError(f"page_size must be 0 (no paging) or more, got {page_size}")
+    restarts = 0
+    while True:
+        try:
+            return _list_once(api_client, path, page_size, label_selector, field_selector, slim, kind, timeout)
+        except _ContinueTokenExpired as expired:
+            if restarts >= max_restarts:
+                raise ContinueExpiredError(path, restarts, expired.error) from expired.error
+            restarts += 1
+            if on_restart is not None:
+                on_restart(restarts, expired.error)
+
+
+def iter_raw_items(
+    api_client: Any,
+    path: str,
+    *,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    label_selector: Optional[str] = None,
+    field_selector: Optional[str] = None,
+    max_restarts: int = 3,
+    slim: Optional[Slim] = None,
+    kind: Optional[str] = None,
+    timeout: Any = DEFAULT_TIMEOUT,
+) -> Iterator[dict]:
+    """The items of ``list_raw``. They are yielded once the list is complete: an item handed out before a 410
+    restart could not be taken back, and the caller must see one consistent list (use ``slim`` to keep the
+    buffered items small)."""
+    items = list_raw(api_client, path, page_size=page_size, label_selector=label_selector,
+                     field_selector=field_selector, max_restarts=max_restarts, slim=slim, kind=kind,
+                     timeout=timeout)[0]
+    yield from items
+
+
+def _list_once(
+    api_client: Any,
+    path: str,
+    page_size: int,
+    label_selector: Optional[str],
+    field_selector: Optional[str],
+    slim: Optional[Slim],
+    kind: Optional[str],
+    timeout: Any,
+) -> tuple[list[dict], str]:
+    items: list[dict] = []
+    resource_version: Optional[str] = None
+    token: Optional[str] = None
+    while True:
+        page = _read_page(api_client, path, _list_query(page_size, label_selector, field_selector, token), kind,
+                          timeout, continued=token is not None)
+        _collect_items(page, items, slim)
+        metadata = page.get("metadata") or {}
+        if resource_version is None:  # every page of one list reports the first page's snapshot
+            resource_version = str(metadata.get("resourceVersion") or "")
+        next_token = metadata.get("continue") or None
+        if not next_token:
+            return items, resource_version
+        if next_token == token:
+            raise ClusterApiError(500, "InvalidContinue", f"the server returned the same continue token twice for "
+                                  f"{path}", kind, method="GET", path=path, host=_host(api_client))
+        token = next_token
+
+
+def _list_query(
+    page_size: int, label_selector: Optional[str], field_selector: Optional[str], token: Optional[str]
+) -> list[tuple[str, Any]]:
+    query: list[tuple[str, Any]] = []
+    if page_size:
+        query.append(("limit", page_size))
+    if label_selector:
+        query.append(("labelSelector", label_selector))
+    if field_selector:
+        query.append(("fieldSelector", field_selector))
+    if token:
+        query.append(("continue", token))
+    return query
+
+
+def _read_page(api_client: Any, path: str, query: QueryParams, kind: Optional[str], timeout: Any,
+               continued: bool) -> dict:
+    try:
+        page = request_raw(api_client, "GET", path, query=query, kind=kind, timeout=timeout)
+    except ClusterApiError as error:
+        if continued and error.is_expired:
+            raise _ContinueTokenExpired(error) from error
+        raise
+    if not isinstance(page, dict) or not isinstance(page.get("items", []), list):
+        raise ClusterApiError(500, "InvalidList", f"GET {path} did not return a list object", kind,
+                              method="GET", path=path, host=_host(api_client))
+    return page
+
+
+def _collect_items(page: dict, items: list[dict], slim: Optional[Slim]) -> None:
+    """Items of a list carry no apiVersion/kind: take them from the list (``PodList`` -> ``Pod``)."""
+    api_version = page.get("apiVersion")
+    list_kind = page.get("kind") or ""
+    item_kind = list_kind[: -len("List")] if list_kind.endswith("List") and list_kind != "List" else None
+    for item in page.get("items") or []:
+        if api_version and "apiVersion" not in item:
+            item["apiVersion"] = api_version
+        if item_kind and "kind" not in item:
+            item["kind"] = item_kind
+        items.append(slim(item) if slim is not None else item)
+
+
+# ---- single objects ---------------------------------------------------------------------------------------------
+
+
+def get_raw(api_client: Any, path: str, *, kind: Optional[str] = None,
+            timeout: Any = DEFAULT_TIMEOUT) -> Optional[dict]:
+    """The object at ``path``, or None when it does not exist (404)."""
+    try:
+        return request_raw(api_client, "GET", path, kind=kind, timeout=timeout)
+    except ClusterApiError as error:
+        if error.is_not_found:
+            return None
+        raise
+
+
+def post_raw(api_client: Any, path: str, body: Any, *, query: QueryParams = (), kind: Optional[str] = None,
+             timeout: Any = DEFAULT_TIMEOUT) -> Any:
+    return request_raw(api_client, "POST", path, body=body, query=query, kind=kind, timeout=timeout)
+
+
+def patch_raw(api_client: Any, path: str, body: Any, *, patch_type: str = "merge", query: QueryParams = (),
+              kind: Optional[str] = None, timeout: Any = DEFAULT_TIMEOUT) -> Any:
+    """``patch_type``: merge (RFC 7386), strategic (built-in kinds only) or json (RFC 6902, body is a list)."""
+    if patch_type not in PATCH_CONTENT_TYPES:
+        raise ValueError(f"patch_type must be one of {', '.join(PATCH_CONTENT_TYPES)}, got {patch_type!r}")
+    return request_raw(api_client, "PATCH", path, body=body, query=query, kind=kind, timeout=timeout,
+                       content_type=PATCH_CONTENT_TYPES[patch_type])
+
+
+def delete_raw(api_client: Any, path: str, *, body: Any = None, query: QueryParams = (), kind: Optional[str] = None,
+               timeout: Any = DEFAULT_TIMEOUT) -> Any:
+    """``body`` is an optional DeleteOptions dict (gracePeriodSeconds, preconditions...)."""
+    return request_raw(api_client, "DELETE", path, body=body, query=query, kind=kind, timeout=timeout)
+
+
+# ---- transport --------------------------------------------------------------------------------------------------
+
+
+def request_raw(
+    api_client: Any,
+    method: str,
+    path: str,
+    *,
+    query: QueryParams = (),
+    body: Any = None,
+    content_type: Optional[str] = None,
+    kind: Optional[str] = None,
+    timeout: Any = DEFAULT_TIMEOUT,
+) -> Any:
+    """One API call; returns the parsed JSON body (None if empty). Raises ``ClusterApiError`` for a non-2xx answer
+    and for a server that cannot be reached (status 0)."""
+    headers = {"Accept": "application/json"}
+    if body is not None:
+        headers["Content-Type"] = content_type or "application/json"
+    context = {"method": method, "path": path, "host": _host(api_client)}
+    try:
+        if hasattr(api_client, "param_serialize"):
+            status, reason, data = _send(api_client, method, path, list(query), headers, body, timeout)
+        else:
+            status, reason, data = _send_legacy(api_client, method, path, list(query), headers, body, timeout)
+    except _API_EXCEPTIONS as exc:
+        raise ClusterApiError.from_api_exception(exc, kind=kind, **context) from exc
+    except _TRANSPORT_ERRORS as exc:
+        raise ClusterApiError.from_connection_error(exc, **context) from exc
+    if not 200 <= status <= 299:
+        raise ClusterApiError.from_response(status, reason, data, kind=kind, **context)
+    return _parse_json(data, method, path, context)
+
+
+def _send(api_client: Any, method: str, path: str, query: list, headers: dict, body: Any, timeout: Any) -> tuple:
+    """kubernetes >= 35 (OpenAPI Generator 'python' templates): serialize, then ``call_api`` returns the response
+    unread and does not raise on HTTP errors."""
+    method, url, header_params, body, post_params = api_client.param_serialize(
+        method=method, resource_path=path, query_params=query, header_params=headers, body=body,
+        auth_settings=["BearerToken"],
+    )
+    response = api_client.call_api(method, url, header_params=header_params, body=body, post_params=post_params,
+                                   _request_timeout=timeout)
+    return response.status, response.reason, response.read()
+
+
+def _send_legacy(api_client: Any, method: str, path: str, query: list, headers: dict, body: Any,
+                 timeout: Any) -> tuple:
+    """Older kubernetes clients: ``call_api(path, method, ...)`` raises ApiException on HTTP errors and, with
+    ``_preload_content=False``, returns the urllib3 response."""
+    response = api_client.call_api(
+        path, method, query_params=query, header_params=headers, body=body, auth_settings=["BearerToken"],
+        _preload_content=False, _return_http_data_only=True, _request_timeout=timeout,
+    )
+    return response.status, response.reason, response.data
+
+
+def _parse_json(data: Any, method: str, path: str, context: dict) -> Any:
+    if not data:
+        return None
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise ClusterApiError(500, "InvalidJSON", f"{method} {path} returned a body that is not JSON: {exc}",
+                              **context) from exc
+
+
+def _host(api_client: Any) -> Optional[str]:
+    configuration = getattr(api_client, "configuration", None)
+    return getattr(configuration, "host", None)

@@ -1,0 +1,327 @@
+"""The cluster I/O layer against the API emulator (or a real cluster when TEST_KUBECONFIG is set).
+
+Paging, selectors, restarts after 410 Expired continue tokens, error descriptions (403/404/401), the two ways of
+connecting (kubeconfig + context, host + api_key) and impersonation headers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import (
+    ClusterConnectionError,
+    build_api_client,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import (
+    ClusterApiError,
+    ContinueExpiredError,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import (
+    delete_raw,
+    get_raw,
+    iter_raw_items,
+    list_raw,
+    patch_raw,
+    post_raw,
+    resource_path,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
+    DEFAULT_KINDS,
+    list_cluster_objects,
+)
+from emulator import json_response
+
+HERMETIC_ENV: dict[str, str] = {}  # K8S_AUTH_* of the machine running the tests must not redirect them
+
+
+def pod(namespace: str, name: str, labels: dict | None = None) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.9"}]},
+    }
+
+
+def pods(namespace: str, count: int, labels: dict | None = None) -> list[dict]:
+    return [pod(namespace, f"p-{index:05d}", labels) for index in range(count)]
+
+
+def connect(kube: Any, **extra: Any) -> Any:
+    return build_api_client({"kubeconfig": str(kube.kubeconfig), "context": kube.context, **extra}, env=HERMETIC_ENV)
+
+
+@pytest.fixture
+def client(kube: Any) -> Any:
+    api_client = connect(kube)
+    yield api_client
+    api_client.close()
+
+
+def scale(kube: Any) -> tuple[int, int]:
+    """(pods, page size): 2,500 in pages of 500 on the emulator; fewer objects, smaller pages on a real cluster."""
+    return (2500, 500) if kube.is_emulator else (120, 50)
+
+
+def names(items: list[dict]) -> list[str]:
+    return [item["metadata"]["name"] for item in items]
+
+
+# ---- paging -----------------------------------------------------------------------------------------------------
+
+
+def test_pages_list_every_pod_once_with_kind_and_api_version(kube, client, namespace):
+    count, page_size = scale(kube)
+    kube.load(pods(namespace, count))
+    requests = kube.faults.delay(0.0, verb="list", path="/pods$") if kube.is_emulator else None
+
+    items, resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=page_size)
+
+    assert sorted(names(items)) == [f"p-{index:05d}" for index in range(count)]
+    assert {(item["apiVersion"], item["kind"]) for item in items} == {("v1", "Pod")}
+    assert resource_version
+    if requests is not None:
+        assert requests.hits == count // page_size  # really paged: one request per page of 500
+
+
+def test_iter_raw_items_yields_the_same_items(kube, client, namespace):
+    kube.load(pods(namespace, 30))
+    path = resource_path("v1", "pods", namespace)
+    assert names(iter_raw_items(client, path, page_size=7)) == names(list_raw(client, path, page_size=7)[0])
+
+
+def test_slim_is_applied_to_each_item(kube, client, namespace):
+    kube.load(pods(namespace, 25))
+
+    def slim(item: dict) -> dict:
+        return {"kind": item["kind"], "name": item["metadata"]["name"]}
+
+    items, _ = list_raw(client, resource_path("v1", "pods", namespace), page_size=10, slim=slim)
+    assert items == [{"kind": "Pod", "name": f"p-{index:05d}"} for index in range(25)]
+
+
+def test_label_and_field_selectors_pass_through(kube, client, namespace):
+    kube.load([pod(namespace, f"web-{index}", {"tier": "web"}) for index in range(12)]
+              + [pod(namespace, f"db-{index}", {"tier": "db"}) for index in range(5)])
+    path = resource_path("v1", "pods", namespace)
+
+    web, _ = list_raw(client, path, page_size=5, label_selector="tier=web")
+    assert sorted(names(web)) == sorted(f"web-{index}" for index in range(12))
+    one, _ = list_raw(client, path, page_size=5, field_selector="metadata.name=db-3")
+    assert names(one) == ["db-3"]
+    both, _ = list_raw(client, path, label_selector="tier in (web,db)", field_selector="metadata.name!=web-0")
+    assert len(both) == 16
+
+
+# ---- 410 Expired continue tokens --------------------------------------------------------------------------------
+
+
+@pytest.mark.needs_emulator
+def test_expired_continue_token_restarts_into_a_consistent_list(emulator, client, namespace):
+    emulator.load(pods(namespace, 2500))
+    emulator.faults.expire_continue_after(2)  # pages 1-2 served, page 3 answers 410 Expired
+    requests = emulator.faults.delay(0.0, verb="list", path="/pods$")
+    restarts: list[int] = []
+
+    def on_restart(number: int, error: ClusterApiError) -> None:
+        assert error.status == 410 and error.reason == "Expired"
+        restarts.append(number)
+        # the cluster changes while the list restarts: the result must be the new state, nothing of the old pages
+        emulator.delete("Pod", namespace, "p-00000")
+        emulator.load([pod(namespace, "p-new")])
+
+    items, _ = list_raw(client, resource_path("v1", "pods", namespace), page_size=500, on_restart=on_restart)
+
+    listed = names(items)
+    assert restarts == [1]
+    assert len(listed) == len(set(listed)) == 2500  # complete and duplicate-free
+    assert "p-00000" not in listed and "p-new" in listed
+    assert requests.hits == 3 + 5  # two pages and the 410, then the full list again
+
+
+@pytest.mark.needs_emulator
+def test_too_many_expired_continue_tokens_is_a_clear_error(emulator, client, namespace):
+    emulator.load(pods(namespace, 50))
+    emulator.compact()  # every continue token of a list at this revision is now expired, also after restarts
+
+    with pytest.raises(ContinueExpiredError) as caught:
+        list_raw(client, resource_path("v1", "pods", namespace), page_size=10, max_restarts=2)
+
+    error = caught.value
+    assert isinstance(error, ClusterApiError) and error.status == 410
+    assert error.restarts == 2
+    message = error.describe()
+    assert f"/api/v1/namespaces/{namespace}/pods" in message
+    assert "continue token expired" in message and "restarted 2 time(s)" in message and "max_restarts" in message
+
+
+# ---- error descriptions -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.needs_emulator
+def test_forbidden_list_names_verb_and_resource(emulator, client, namespace):
+    emulator.auth.forbid("list", "pods")
+
+    with pytest.raises(ClusterApiError) as caught:
+        list_raw(client, resource_path("v1", "pods"))
+
+    error = caught.value
+    assert error.status == 403 and error.reason == "Forbidden"
+    assert error.missing_permission() == {"user": "kubernetes-admin", "verb": "list", "resource": "pods",
+                                          "group": "", "namespace": None}
+    message = error.describe()
+    assert "cannot list 'pods'" in message and "at the cluster scope" in message and "kubernetes-admin" in message
+
+
+@pytest.mark.needs_emulator
+def test_forbidden_in_a_namespace_and_group(emulator, client, namespace):
+    emulator.auth.forbid("list", "poddisruptionbudgets.policy", namespace=namespace)
+
+    with pytest.raises(ClusterApiError) as caught:
+        list_raw(client, resource_path("policy/v1", "poddisruptionbudgets", namespace))
+
+    permission = caught.value.missing_permission()
+    assert (permission["verb"], permission["resource"], permission["group"], permission["namespace"]) == (
+        "list", "poddisruptionbudgets", "policy", namespace)
+    assert f"in namespace '{namespace}'" in caught.value.describe()
+
+
+@pytest.mark.needs_emulator
+def test_forbidden_kind_fails_the_snapshot(emulator, client):
+    emulator.auth.forbid("list", "nodes")
+    with pytest.raises(ClusterApiError, match="cannot list 'nodes'"):
+        list_cluster_objects(client)
+
+
+@pytest.mark.needs_emulator
+def test_kind_not_served_is_skipped_with_a_warning(emulator, client, namespace):
+    emulator.load([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}}, pod(namespace, "a")])
+    emulator.registry.unregister("policy", "poddisruptionbudgets")
+
+    snapshot = list_cluster_objects(client)
+
+    assert len(snapshot.warnings) == 1
+    warning = snapshot.warnings[0]
+    assert warning.startswith("PodDisruptionBudget skipped:")
+    assert "the API policy/v1 kind PodDisruptionBudget is not served by this cluster (CRD not installed?)" in warning
+    assert "PodDisruptionBudget" not in snapshot.resource_versions
+    assert {"Node", "Pod", "Namespace"} <= {obj["kind"] for obj in snapshot.objects}
+
+
+def test_snapshot_lists_each_default_kind_once(kube, client, namespace):
+    objects = [
+        pod(namespace, "a"),
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb", "namespace": namespace},
+         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "a"}}}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": namespace},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
+    ]
+    if kube.is_emulator:
+        objects += [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}},
+                    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                     "value": 1000}]
+    kube.load(objects)
+
+    snapshot = list_cluster_objects(client, [*DEFAULT_KINDS, "Pod"], page_size=100)
+
+    assert snapshot.warnings == []
+    assert sorted(snapshot.resource_versions) == sorted(DEFAULT_KINDS)
+    mine = {(obj["kind"], obj["metadata"]["name"]) for obj in snapshot.objects
+            if obj["metadata"].get("namespace") == namespace}
+    assert mine == {("Pod", "a"), ("PodDisruptionBudget", "pdb"), ("PersistentVolumeClaim", "data")}
+    pdb = next(obj for obj in snapshot.objects if obj["kind"] == "PodDisruptionBudget" and obj["metadata"]["name"]
+               == "pdb")
+    assert pdb["apiVersion"] == "policy/v1"
+    assert any(obj["kind"] == "Node" for obj in snapshot.objects)
+    if kube.is_emulator:
+        assert any(obj["kind"] == "PriorityClass" and obj["apiVersion"] == "scheduling.k8s.io/v1"
+                   for obj in snapshot.objects)
+
+
+def test_unknown_kind_is_a_caller_error(client):
+    with pytest.raises(ValueError, match="cannot list kind\\(s\\) Widget"):
+        list_cluster_objects(client, ["Pod", "Widget"])
+
+
+# ---- connecting -------------------------------------------------------------------------------------------------
+
+
+def test_kubeconfig_and_context_reach_the_cluster(kube, client):
+    namespaces = get_raw(client, resource_path("v1", "namespaces"))
+    assert namespaces["kind"] == "NamespaceList"
+    assert "default" in names(namespaces["items"])
+
+
+def test_unknown_context_lists_the_kubeconfig_contexts(kube):
+    with pytest.raises(ClusterConnectionError) as caught:
+        build_api_client({"kubeconfig": str(kube.kubeconfig), "context": "no-such-context"}, env=HERMETIC_ENV)
+    assert f"available contexts: {kube.context}" in str(caught.value)
+
+
+@pytest.mark.needs_emulator
+def test_host_and_api_key_reach_the_emulator(emulator):
+    emulator.auth.require_token(emulator.token)
+    api_client = build_api_client({"host": emulator.url + "/", "api_key": emulator.token}, env=HERMETIC_ENV)
+    assert get_raw(api_client, "/api/v1/namespaces/default")["metadata"]["name"] == "default"
+
+    wrong = build_api_client({"host": emulator.url, "api_key": "not-the-token"}, env=HERMETIC_ENV)
+    with pytest.raises(ClusterApiError) as caught:
+        get_raw(wrong, "/api/v1/namespaces/default")
+    assert caught.value.status == 401
+    assert "rejected the credentials" in caught.value.describe() and "api_key" in caught.value.describe()
+
+
+@pytest.mark.needs_emulator
+def test_k8s_auth_env_variables_reach_the_emulator(emulator):
+    env = {"K8S_AUTH_HOST": emulator.url, "K8S_AUTH_API_KEY": emulator.token, "K8S_AUTH_VERIFY_SSL": "no"}
+    emulator.auth.require_token(emulator.token)
+    assert get_raw(build_api_client({}, env=env), "/api/v1/namespaces/default") is not None
+
+
+@pytest.mark.needs_emulator
+def test_impersonation_headers_arrive(emulator, namespace):
+    emulator.auth.forbid("list", "pods", user="alice")
+    seen: list[dict] = []
+
+    def echo_headers(_emulator: Any, request: Any, _match: Any) -> Any:
+        seen.append(dict(request.headers))
+        return json_response(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
+
+    emulator.add_route("GET", r"^/debug/headers$", echo_headers)
+    impersonating = connect(emulator, impersonate_user="alice", impersonate_groups=["ops", "system:authenticated"])
+
+    with pytest.raises(ClusterApiError) as caught:
+        list_raw(impersonating, resource_path("v1", "pods", namespace))
+    assert caught.value.missing_permission()["user"] == "alice"
+    assert list_raw(connect(emulator), resource_path("v1", "pods", namespace))[0] == []
+
+    get_raw(impersonating, "/debug/headers")
+    headers = seen[-1]
+    assert headers["impersonate-user"] == "alice"
+    # The emulator keeps one value per header name (the last line); a comma-joined single header would show
+    # "ops, system:authenticated" here. tests/unit/cluster checks every line on the wire.
+    assert headers["impersonate-group"] == "system:authenticated"
+
+
+# ---- single objects ---------------------------------------------------------------------------------------------
+
+
+def test_post_patch_get_delete_raw(kube, client, namespace):
+    path = resource_path("v1", "configmaps", namespace)
+    name = f"cm-{uuid.uuid4().hex[:6]}"
+    created = post_raw(client, path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                                      "data": {"a": "1"}})
+    assert created["metadata"]["name"] == name
+    object_path = resource_path("v1", "configmaps", namespace, name)
+    patched = patch_raw(client, object_path, {"data": {"b": "2"}})
+    assert patched["data"] == {"a": "1", "b": "2"}
+    patched = patch_raw(client, object_path, [{"op": "remove", "path": "/data/a"}], patch_type="json")
+    assert patched["data"] == {"b": "2"}
+    assert get_raw(client, object_path)["data"] == {"b": "2"}
+    delete_raw(client, object_path)
+    assert get_raw(client, object_path) is None
+    with pytest.raises(ClusterApiError) as caught:
+        delete_raw(client, object_path, kind="ConfigMap")
+    assert caught.value.describe() == f"ConfigMap {namespace}/{name} not found"
