@@ -248,6 +248,7 @@ def builtin_types() -> list[ResourceType]:
         ResourceType("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, short_names=("pdb",),
                      subresources=(STATUS,), tracks_generation=True),
         ResourceType("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)),
+        ResourceType("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
         ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False, name_rule="path"),
         ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False,
                      name_rule="path"),

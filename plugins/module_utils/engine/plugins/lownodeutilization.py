@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
@@ -11,6 +11,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins i
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import sort_by_priority
 
 NAME = "LowNodeUtilization"
+# node classes recorded in the plan (docs/plan-format.md)
+UNDER, OVER, APPROPRIATE = "underutilized", "overutilized", "appropriate"
 EXTENSION_POINT = "balance"
 ARG_FIELDS = (
     "useDeviationThresholds", "thresholds", "targetThresholds", "numberOfNodes", "evictableNamespaces",
@@ -40,7 +42,7 @@ def validate(args: dict, field: str) -> None:
             if percent > high[resource]:
                 raise PolicyError(f"{field}.thresholds.{resource}", percent,
                                   f"must not be greater than targetThresholds.{resource} ({high[resource]:g})")
-    reader.uint("numberOfNodes")
+    reader.integer("numberOfNodes")  # a plain int upstream: negative values are accepted and act like 0
     reader.namespaces("evictableNamespaces", include_allowed=False)
     limits = reader.mapping("evictionLimits")
     if limits is not None:
@@ -49,18 +51,29 @@ def validate(args: dict, field: str) -> None:
 
 
 def _validate_metrics(args: dict, field: str, thresholds: dict) -> None:
+    """ValidateLowNodeUtilizationArgs plus the Prometheus checks upstream makes when it builds the plugin.
+
+    Upstream doesn't check the source name itself: an unknown source makes every run fail instead (see run).
+    """
     metrics = args.get("metricsUtilization")
     if metrics is None:
         return
-    reader = ArgsReader(metrics, f"{field}.metricsUtilization", ("metricsServer", "source", "prometheus"))
-    reader.boolean("metricsServer")
+    where = f"{field}.metricsUtilization"
+    reader = ArgsReader(metrics, where, ("metricsServer", "source", "prometheus"))
+    server = reader.boolean("metricsServer")
     source = reader.string("source")
-    if source not in ("", "KubernetesMetrics", "Prometheus"):
-        raise PolicyError(f"{field}.metricsUtilization.source", source, "must be KubernetesMetrics or Prometheus")
+    prometheus = reader.mapping("prometheus")
+    if prometheus is not None:
+        ArgsReader(prometheus, f"{where}.prometheus", ("query",)).string("query")
+    if source == "KubernetesMetrics" and server:
+        raise PolicyError(where, metrics, "source KubernetesMetrics and metricsServer cannot both be set")
+    if source == "KubernetesMetrics" and prometheus is not None:
+        raise PolicyError(f"{where}.prometheus", prometheus,
+                          "prometheus cannot be set when source is KubernetesMetrics")
     if source == "Prometheus":
-        query = ((metrics.get("prometheus") or {}).get("query")) or ""
+        query = (prometheus or {}).get("query") or ""
         if not query:
-            raise PolicyError(f"{field}.metricsUtilization.prometheus.query", query, "a Prometheus query is required")
+            raise PolicyError(f"{where}.prometheus.query", query, "a Prometheus query is required")
         if set(thresholds) != {nu.METRIC_RESOURCE}:
             raise PolicyError(f"{field}.thresholds", sorted(thresholds),
                               f"with Prometheus the thresholds must name only {nu.METRIC_RESOURCE}")
@@ -70,68 +83,93 @@ def set_defaults(args: dict) -> dict:
     return args
 
 
-def compute_thresholds(infos: list[nu.NodeInfo], low: dict, high: dict, deviation: bool) -> list[tuple[dict, dict]]:
+class Thresholds:
+    """The low/high percentages every node is classified against; ``average`` is set in deviation mode."""
+
+    def __init__(self, low: dict[str, float], high: dict[str, float], average: Optional[dict[str, float]] = None,
+                 deviation: Optional[dict[str, float]] = None) -> None:
+        self.low = low
+        self.high = high
+        self.average = average
+        self.deviation = deviation
+
+
+def compute_thresholds(infos: list[nu.NodeInfo], low: dict, high: dict, deviation: bool) -> Thresholds:
+    """Static thresholds, or average ± deviation clamped to [0, 100] (the average is over nodes having r)."""
     if not deviation:
-        return [(low, high) for _ in infos]
+        return Thresholds(low, high)
     averages = {}
     for resource in low:
-        values = [info.pct[resource] for info in infos if resource in info.capacity]
+        values = [info.pct[resource] for info in infos if resource in info.pct]
         averages[resource] = sum(values) / len(values) if values else 0.0
-    clamp = lambda value: min(max(value, 0.0), 100.0)  # noqa: E731
-    node_low = {r: clamp(averages[r] - low[r]) for r in low}
-    node_high = {r: clamp(averages[r] + high[r]) for r in high}
-    return [(node_low, node_high) for _ in infos]
+    node_low = {r: _clamp(averages[r] - low[r]) for r in low}
+    node_high = {r: _clamp(averages[r] + high[r]) for r in high}
+    return Thresholds(node_low, node_high, averages, high)
+
+
+def _clamp(value: float) -> float:
+    return min(max(value, 0.0), 100.0)
+
+
+def classify(handle: PluginHandle, infos: list[nu.NodeInfo],
+             thresholds: Thresholds) -> tuple[list[nu.NodeInfo], list[nu.NodeInfo]]:
+    """Under: schedulable and every r ≤ low (equality counts); over: not under and some r > high (strict)."""
+    under, over = [], []
+    for info in infos:
+        if not info.node.unschedulable and all(info.pct.get(r, 0.0) <= thresholds.low[r] for r in thresholds.low):
+            under.append(info)
+            handle.note(info.node.name, UNDER)
+        elif any(info.pct.get(r, 0.0) > thresholds.high[r] for r in thresholds.high):
+            over.append(info)
+            handle.note(info.node.name, OVER)
+        else:
+            handle.note(info.node.name, APPROPRIATE)
+    return under, over
 
 
 def run(handle: PluginHandle, args: dict[str, Any]) -> None:
-    mode = nu.metrics_mode(args)
-    if mode is not None:
-        handle.error(f"{mode} utilization needs live metrics and is not simulated offline; "
-                     "the plugin was skipped (use request-based thresholds to preview it)")
+    problem = nu.metrics_problem(args)
+    if problem is not None:
+        handle.error(problem)
         return
     low = {str(k): float(v) for k, v in args["thresholds"].items()}
     high = {str(k): float(v) for k, v in args["targetThresholds"].items()}
     resources = nu.resources_for(low)
-    infos = []
-    for node in handle.nodes:
-        capacity = nu.node_capacity(node, resources)
-        usage = nu.node_usage(handle, node, resources)
-        infos.append(nu.NodeInfo(node, usage, capacity, nu.percentages(usage, capacity)))
+    infos = nu.node_infos(handle, resources)
     thresholds = compute_thresholds(infos, low, high, bool(args.get("useDeviationThresholds")))
-    under, over = [], []
-    for info, (node_low, node_high) in zip(infos, thresholds, strict=True):
-        if not info.node.unschedulable and all(info.pct.get(r, 0.0) <= node_low[r] for r in node_low):
-            under.append(info)
-            handle.note(info.node.name, "underutilized")
-        elif any(info.pct.get(r, 0.0) > node_high[r] for r in node_high):
-            over.append(info)
-            handle.note(info.node.name, "overutilized")
-        else:
-            handle.note(info.node.name, "appropriately utilized")
-        info.cap = nu.absolute_cap(node_high, info.capacity, resources)
-        info.high = node_high
+    under, over = classify(handle, infos, thresholds)
     if not under or len(under) <= int(args.get("numberOfNodes") or 0) or len(under) == len(infos) or not over:
         return
+    for info in under + over:
+        info.cap = nu.absolute_cap(thresholds.high, info.capacity, resources)  # low nodes too: capped at high
     available = {r: sum(i.cap.get(r, 0) - i.usage.get(r, 0) for i in under) for r in resources}
-    over.sort(key=lambda i: -sum(i.usage.get(r, 0) for r in resources))
     _, excluded = ArgsReader(args, NAME, ARG_FIELDS).namespaces("evictableNamespaces", include_allowed=False)
     node_limit = (args.get("evictionLimits") or {}).get("node")
     destination_taints = [i.node.taints for i in under]
-    for info in over:
+    for info in nu.sort_by_usage(over, ascending=False):
         removable = [p for p in handle.pods_on_node(info.node.name) if handle.filter(p)]
         if not removable:
             continue
         if not nu.evict_from_node(handle, info, sort_by_priority(removable), resources, available,
-                                  destination_taints, excluded, _keep_going, _reason(info), node_limit):
+                                  destination_taints, excluded, _keep_going, _reason(info, thresholds), node_limit):
             return
 
 
 def _keep_going(info: nu.NodeInfo, available: dict[str, int]) -> bool:
+    """Still above the absolute target on some resource (unthresholded ones against full capacity), and room left."""
     above = any(info.usage.get(r, 0) > info.cap.get(r, 0) for r in info.cap)
     return above and nu.all_available(available)
 
 
-def _reason(info: nu.NodeInfo) -> str:
-    over = [r for r in info.high if info.pct.get(r, 0.0) > info.high[r]]
-    parts = [f"{r} {nu.fmt_pct(info.pct.get(r, 0.0))} > target {nu.fmt_pct(info.high[r])}" for r in over]
+def _reason(info: nu.NodeInfo, thresholds: Thresholds) -> str:
+    """E.g. "node n1 at cpu 87% > target 50%"; in deviation mode "... > target 35% (average 30% + 5)"."""
+    parts = []
+    for resource, target in thresholds.high.items():
+        used = info.pct.get(resource, 0.0)
+        if used <= target:
+            continue
+        part = f"{resource} {nu.fmt_pct(used)} > target {nu.fmt_pct(target)}"
+        if thresholds.average is not None and thresholds.deviation is not None:
+            part += f" (average {nu.fmt_pct(thresholds.average[resource])} + {thresholds.deviation[resource]:g})"
+        parts.append(part)
     return f"node {info.node.name} at " + ", ".join(parts)

@@ -26,8 +26,12 @@ def node_usage(handle: PluginHandle, node: Node, resources: Iterable[str]) -> di
     return usage
 
 
-def node_capacity(node: Node, resources: Iterable[str]) -> dict[str, int]:
-    return {r: scaled(r, node.allocatable[r]) for r in resources if r in node.allocatable}
+def node_capacity(node: Node, resources: list[str]) -> dict[str, int]:
+    """Allocatable (else capacity) in upstream units; upstream also gives every node MetricResource = 100."""
+    capacity = {r: scaled(r, node.allocatable[r]) for r in resources if r in node.allocatable}
+    if METRIC_RESOURCE in resources and METRIC_RESOURCE not in node.allocatable:
+        capacity[METRIC_RESOURCE] = 100
+    return capacity
 
 
 def percentages(usage: Mapping[str, int], capacity: Mapping[str, int]) -> dict[str, float]:
@@ -65,13 +69,32 @@ def tolerates_some_node(pod: Pod, taints_by_node: list[list[dict]]) -> bool:
 
 
 class NodeInfo:
+    """One node's usage snapshot; ``cap`` is its absolute target (avail_cap), set once the node is classified."""
+
     def __init__(self, node: Node, usage: dict[str, int], capacity: dict[str, int], pct: dict[str, float]) -> None:
         self.node = node
         self.usage = usage
         self.capacity = capacity
         self.pct = pct
         self.cap: dict[str, int] = {}
-        self.high: dict[str, float] = {}
+
+
+def node_infos(handle: PluginHandle, resources: list[str]) -> list[NodeInfo]:
+    """The usage snapshot of every node of the cycle, taken once before classification."""
+    infos = []
+    for node in handle.nodes:
+        capacity = node_capacity(node, resources)
+        usage = node_usage(handle, node, resources)
+        infos.append(NodeInfo(node, usage, capacity, percentages(usage, capacity)))
+    return infos
+
+
+def sort_by_usage(infos: list[NodeInfo], ascending: bool) -> list[NodeInfo]:
+    """Order by the raw usage sum (cpu millis + memory bytes + pod count...: memory dominates), as upstream.
+
+    Upstream's sort.Slice is unstable; a stable sort keeps ties in node-name order.
+    """
+    return sorted(infos, key=lambda i: sum(i.usage.values()), reverse=not ascending)
 
 
 def evict_from_node(handle: PluginHandle, info: NodeInfo, pods: list[Pod], resources: list[str],
@@ -114,14 +137,26 @@ def all_available(available: Mapping[str, int]) -> bool:
     return all(amount > 0 for amount in available.values())
 
 
-def metrics_mode(args: Mapping) -> Optional[str]:
-    metrics = args.get("metricsUtilization") or {}
-    if metrics.get("metricsServer"):
-        return "KubernetesMetrics"
-    if metrics.get("source") or metrics.get("prometheus"):
-        return str(metrics.get("source") or "Prometheus")
-    return None
+def metrics_problem(args: Mapping) -> Optional[str]:
+    """Why a metrics-based run can't be simulated (upstream usageClientForMetrics), or None in requests mode.
+
+    A metricsUtilization that is present at all (even ``{}``) leaves requests mode: an empty or unknown source
+    makes upstream fail every run, and a real source needs live metrics we don't have offline.
+    """
+    metrics = args.get("metricsUtilization")
+    if metrics is None:
+        return None
+    source = metrics.get("source") or ""
+    if metrics.get("metricsServer") or source in ("KubernetesMetrics", "Prometheus"):
+        mode = "Prometheus" if source == "Prometheus" else "KubernetesMetrics"
+        return (f"{mode} utilization needs live metrics and is not simulated offline; the plugin was skipped "
+                "(use request-based thresholds to preview it)")
+    if source:
+        return f"unrecognized metrics source {source!r}: upstream fails every run of the plugin"
+    return "metricsUtilization has no source: upstream fails every run of the plugin with 'metrics source is empty'"
 
 
 def fmt_pct(value: float) -> str:
-    return f"{value:.0f}%" if abs(value - round(value)) < 0.05 else f"{value:.1f}%"
+    """A percentage to one decimal at most: 80 → "80%", 88.888 → "88.9%"."""
+    text = f"{value:.1f}"
+    return (text[:-2] if text.endswith(".0") else text) + "%"
