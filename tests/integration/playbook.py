@@ -1,0 +1,65 @@
+"""Run real ansible-playbook processes against the collection (as a user would), and read what they returned."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+COLLECTIONS = REPO / "build" / "collections"
+
+
+def ansible_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({
+        "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+        "ANSIBLE_LOCALHOST_WARNING": "0",
+        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+        "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
+        "PYTHONPATH": str(COLLECTIONS),
+    })
+    env.update(extra or {})
+    return env
+
+
+def executable(name: str) -> str:
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else name
+
+
+def run_playbook(playbook: Path, *args: str, env: dict[str, str] | None = None,
+                 timeout: int = 600) -> subprocess.CompletedProcess:
+    command = [executable("ansible-playbook"), str(playbook), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=ansible_env(env), timeout=timeout,
+                          cwd=str(REPO), check=False)
+
+
+def run_tasks(tmp_path: Path, tasks: list[dict], *, check: bool = False, env: dict[str, str] | None = None,
+              hosts: str = "localhost") -> tuple[subprocess.CompletedProcess, dict[str, Any]]:
+    """Run tasks on localhost; every task may `register`; returns the process and the registered results."""
+    results_file = tmp_path / "results.json"
+    registered = [t["register"] for t in tasks if "register" in t]
+    dump = {
+        "name": "Save the registered results",
+        "ansible.builtin.copy": {
+            "content": "{{ {" + ", ".join(f"'{r}': {r} | default(None)" for r in registered) + "} | to_json }}",
+            "dest": str(results_file),
+        },
+        "check_mode": False,
+    }
+    play = [{"hosts": hosts, "connection": "local", "gather_facts": False,
+             "tasks": [{"block": tasks, "always": [dump]}]}]
+    playbook = tmp_path / "playbook.yml"
+    playbook.write_text(yaml.safe_dump(play, sort_keys=False))
+    args = ["-i", "localhost,"] + (["--check"] if check else [])
+    process = run_playbook(playbook, *args, env=env)
+    results = json.loads(results_file.read_text()) if results_file.exists() else {}
+    return process, results

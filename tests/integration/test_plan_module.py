@@ -1,0 +1,166 @@
+"""The plan module through real ansible-playbook runs: live cluster (emulator or TEST_KUBECONFIG) and snapshots."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playbook import REPO, run_tasks
+
+sys.path.insert(0, str(REPO / "examples"))
+from generate_cluster import build_cluster  # noqa: E402
+
+NOW = "2026-11-22T12:00:00Z"
+KUBEDESCHEDULER = {
+    "mode": "Predictive",
+    "deschedulingIntervalSeconds": 3600,
+    "profiles": ["AffinityAndTaints", "TopologyAndDuplicates", "LifecycleAndUtilization"],
+}
+RESTARTS_POLICY = {
+    "apiVersion": "descheduler/v1alpha2",
+    "kind": "DeschedulerPolicy",
+    "profiles": [{
+        "name": "restarts",
+        "pluginConfig": [{"name": "RemovePodsHavingTooManyRestarts", "args": {"podRestartThreshold": 10}}],
+        "plugins": {"deschedule": {"enabled": ["RemovePodsHavingTooManyRestarts"]}},
+    }],
+}
+
+
+def connection(kube: Any) -> dict[str, str]:
+    return {"kubeconfig": str(kube.kubeconfig), "context": kube.context}
+
+
+def comparable(plan: dict) -> dict:
+    """What must be identical between a live plan and a snapshot plan of the same objects."""
+    return {"evictions": plan["evictions"], "summary": plan["summary"], "spared": plan["spared"],
+            "cycle": plan["cycle"], "errors": plan["errors"]}
+
+
+def assert_succeeded(process: Any) -> None:
+    assert process.returncode == 0, process.stdout[-4000:] + process.stderr[-2000:]
+
+
+@pytest.fixture
+def seeded(kube: Any) -> Any:
+    """A generated cluster loaded into the emulator (a real cluster is used as it is)."""
+    if getattr(kube, "is_emulator", False):
+        kube.load(build_cluster(24, 12, seed=11, now=NOW))
+    return kube
+
+
+def test_live_plan_equals_plan_of_a_snapshot_of_the_same_objects(seeded: Any, tmp_path: Path) -> None:
+    snapshot = tmp_path / "snapshot.json"
+    live_task = {"name": "Plan the live cluster", "descheduler.fleet.plan": {
+        **connection(seeded), "kubedescheduler": KUBEDESCHEDULER, "now": NOW, "page_size": 50}, "register": "live"}
+    process, results = run_tasks(tmp_path, [live_task])
+    assert_succeeded(process)
+    live = results["live"]
+    assert live["changed"] is False
+    assert live["source"]["type"] == "cluster"
+    # the objects as the API serves them, written as a kubectl-style List, must plan the same
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
+        list_cluster_objects,
+    )
+
+    listed = list_cluster_objects(build_api_client(connection(seeded)))
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": listed.objects}))
+    file_task = {"name": "Plan the snapshot", "descheduler.fleet.plan": {
+        "snapshot": str(snapshot), "kubedescheduler": KUBEDESCHEDULER, "now": NOW}, "register": "offline"}
+    process, results = run_tasks(tmp_path, [file_task])
+    assert_succeeded(process)
+    assert comparable(results["offline"]) == comparable(live)
+    if getattr(seeded, "is_emulator", False):
+        assert live["summary"]["total"] > 0, "the generated cluster has work for these profiles"
+
+
+@pytest.mark.needs_emulator
+def test_live_plan_survives_an_expired_continue_token(seeded: Any, tmp_path: Path) -> None:
+    reference_task = {"descheduler.fleet.plan": {**connection(seeded), "kubedescheduler": KUBEDESCHEDULER,
+                                                 "now": NOW, "page_size": 40}, "register": "reference"}
+    process, results = run_tasks(tmp_path, [reference_task])
+    assert_succeeded(process)
+    seeded.faults.expire_continue_after(2)
+    process, again = run_tasks(tmp_path, [dict(reference_task, register="again")])
+    assert_succeeded(process)
+    assert comparable(again["again"]) == comparable(results["reference"])
+
+
+@pytest.mark.needs_emulator
+def test_policy_is_read_from_the_upstream_configmap(emulator: Any, tmp_path: Path) -> None:
+    emulator.load(build_cluster(6, 8, seed=5, now=NOW))
+    emulator.load([{"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"namespace": "kube-system", "name": "descheduler"},
+                    "data": {"policy.yaml": json.dumps(RESTARTS_POLICY)}}])
+    task = {"descheduler.fleet.plan": {**connection(emulator), "now": NOW}, "register": "plan"}
+    process, results = run_tasks(tmp_path, [task], check=True)
+    assert_succeeded(process)
+    plan = results["plan"]
+    assert plan["policy_origin"] == {"type": "cluster", "object": "ConfigMap kube-system/descheduler",
+                                     "key": "policy.yaml"}
+    assert set(plan["summary"]["by_plugin"]) <= {"RemovePodsHavingTooManyRestarts"}
+    for eviction in plan["evictions"]:
+        assert eviction["reason"].startswith("restarts ")
+
+
+@pytest.mark.needs_emulator
+def test_no_policy_anywhere_is_a_clear_error(emulator: Any, tmp_path: Path) -> None:
+    emulator.load(build_cluster(3, 2, seed=5, now=NOW))
+    task = {"descheduler.fleet.plan": {**connection(emulator), "now": NOW}, "register": "plan"}
+    process, results = run_tasks(tmp_path, [task])
+    assert process.returncode != 0
+    assert "no descheduler policy found in the cluster" in results["plan"]["msg"]
+    assert "Traceback" not in results["plan"]["msg"]
+
+
+@pytest.mark.needs_emulator
+def test_forbidden_list_names_the_missing_permission(emulator: Any, tmp_path: Path) -> None:
+    emulator.load(build_cluster(3, 2, seed=5, now=NOW))
+    emulator.auth.forbid("list", "pods")
+    task = {"descheduler.fleet.plan": {**connection(emulator), "policy": RESTARTS_POLICY}, "register": "plan"}
+    process, results = run_tasks(tmp_path, [task])
+    assert process.returncode != 0
+    message = results["plan"]["msg"]
+    assert "list" in message and "pods" in message
+
+
+def test_bad_policy_fails_before_anything_with_field_and_fix(tmp_path: Path) -> None:
+    snapshot = tmp_path / "objects.yaml"
+    snapshot.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n")
+    bad = json.loads(json.dumps(RESTARTS_POLICY))
+    bad["profiles"][0]["pluginConfig"][0]["args"]["podRestartThreshold"] = 0
+    task = {"descheduler.fleet.plan": {"snapshot": str(snapshot), "policy": bad}, "register": "plan"}
+    process, results = run_tasks(tmp_path, [task])
+    assert process.returncode != 0
+    result = results["plan"]
+    assert "podRestartThreshold" in result["msg"] and "≥ 1" in result["msg"]
+    assert result["field"].endswith("args.podRestartThreshold")
+    assert "Traceback" not in result["msg"] and "internal error" not in result["msg"]
+
+
+def test_bad_snapshot_file_is_a_clear_error(tmp_path: Path) -> None:
+    snapshot = tmp_path / "broken.yaml"
+    snapshot.write_text("- kind: Pod\n  metadata: {namespace: a}\n")
+    task = {"descheduler.fleet.plan": {"snapshot": str(snapshot), "policy": RESTARTS_POLICY}, "register": "plan"}
+    process, results = run_tasks(tmp_path, [task])
+    assert process.returncode != 0
+    assert "metadata.name is missing" in results["plan"]["msg"]
+
+
+def test_report_dir_gets_json_markdown_and_html(tmp_path: Path) -> None:
+    snapshot = tmp_path / "cluster.json"
+    snapshot.write_text(json.dumps(build_cluster(8, 10, seed=2, now=NOW)))
+    task = {"descheduler.fleet.plan": {"snapshot": str(snapshot), "kubedescheduler": KUBEDESCHEDULER, "now": NOW,
+                                       "report_dir": str(tmp_path / "out"), "cluster_name": "c1"},
+            "register": "plan"}
+    process, results = run_tasks(tmp_path, [task])
+    assert_succeeded(process)
+    files = results["plan"]["report_files"]
+    written = json.loads(Path(files["json"]).read_text())
+    assert written["evictions"] == results["plan"]["evictions"]
+    assert "<svg" in Path(files["html"]).read_text()
+    assert Path(files["markdown"]).read_text().startswith("#")
