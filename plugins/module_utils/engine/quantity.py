@@ -28,7 +28,7 @@ _SUFFIX_NANO = {
     "Pi": 2**50 * NANO,
     "Ei": 2**60 * NANO,
 }
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eE][+-]?[0-9]+|[numkMGTPE]i?|)$")
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]|)$")
 _cache: dict[str, int] = {}
 
 
@@ -45,14 +45,14 @@ def parse_quantity(value: object) -> int:
     if cached is not None:
         return cached
     match = _QUANTITY.match(text)
-    if not match or match.group(2) == "i":
+    if not match:
         raise ValueError(f"invalid quantity {value!r}: expected a number with an optional suffix such as m, Ki, Mi, Gi")
     number, suffix = match.groups()
     try:
         amount = Decimal(number)
     except InvalidOperation as exc:
         raise ValueError(f"invalid quantity {value!r}") from exc
-    if suffix[:1] in ("e", "E"):
+    if suffix not in _SUFFIX_NANO:  # an exponent such as e3 or E-2 ("E" and "Ei" alone are suffixes)
         nano = _ceil(amount * (Decimal(10) ** int(suffix[1:])) * NANO)
     else:
         nano = _ceil(amount * _SUFFIX_NANO[suffix])

@@ -1,0 +1,272 @@
+"""The fleet summary of a dry run: one row per cluster (fleet-summary.json, .md and a self-contained .html).
+
+Each cluster entry is what the dry_run role records: {"cluster", "ok", "error", "plan", "report_dir"}; "plan" may be
+the whole plan or only some of its parts (the summary). Pure stdlib, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any, Optional
+from urllib.parse import quote
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
+    Markup,
+    Spanning,
+    badge,
+    bullet_list,
+    element,
+    join,
+    key_figure,
+    mini_bar,
+    page,
+    table,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
+    PLAN_FILES,
+    as_bool,
+    as_dict,
+    as_list,
+    as_text,
+    markdown_table,
+    markdown_text,
+    ranked,
+    read_plan,
+    to_json,
+    write_atomically,
+)
+
+FLEET_FILES = {"json": "fleet-summary.json", "markdown": "fleet-summary.md", "html": "fleet-summary.html"}
+FORMAT_VERSION = 1
+TOP = 3
+STATUS_OK = "ok"
+STATUS_FAILED = "failed"
+STATUS_SKIPPED = "skipped-cycle"
+ROW_TONES = {STATUS_FAILED: "failed", STATUS_SKIPPED: "skipped"}
+
+
+# --- data -------------------------------------------------------------------------------------------------------------
+
+
+def summarize_fleet(clusters: list[dict], *, out_dir: Optional[str] = None) -> dict:
+    """The fleet table as data: one row per cluster (status ok/failed/skipped-cycle, evictions in total and by plugin,
+    top namespaces and owners, limits hit, error and warning counts, link to its report) and the fleet totals.
+
+    The statuses partition the fleet: clusters_ok + clusters_failed + clusters_skipped == clusters_total. Links are
+    relative to ``out_dir`` when given (where the summary is written), else the report's path as recorded.
+    """
+    rows = [_cluster_row(entry, index, out_dir) for index, entry in enumerate(as_list(clusters), start=1)]
+    statuses = Counter(row["status"] for row in rows)
+    by_plugin: Counter = Counter()
+    for row in rows:
+        by_plugin.update(row["by_plugin"])
+    return {
+        "format_version": FORMAT_VERSION,
+        "clusters": rows,
+        "clusters_total": len(rows),
+        "clusters_ok": statuses[STATUS_OK],
+        "clusters_failed": statuses[STATUS_FAILED],
+        "clusters_skipped": statuses[STATUS_SKIPPED],
+        "evictions_total": sum(row["evictions"] or 0 for row in rows),
+        "evictions_by_plugin": dict(ranked(by_plugin.items())),
+    }
+
+
+def _cluster_row(entry: Any, index: int, out_dir: Optional[str]) -> dict:
+    if not isinstance(entry, dict):
+        return _failed_row(f"#{index}", "not a cluster record (expected a mapping)")
+    name = as_text(entry.get("cluster")) or f"#{index}"
+    if not as_bool(entry.get("ok")):
+        return _failed_row(name, as_text(entry.get("error")) or "unknown error")
+    view = read_plan(_whole_plan(entry.get("plan")), name)
+    return {
+        "cluster": name,
+        "status": STATUS_SKIPPED if view.skipped else STATUS_OK,
+        "error": None,
+        "now": view.now or None,
+        "skip_reason": view.skip_reason or None,
+        "evictions": view.total,
+        "by_plugin": dict(view.by_plugin),
+        "top_namespaces": [{"name": n, "evictions": c} for n, c in view.by_namespace[:TOP]],
+        "top_owners": [{"name": n, "evictions": c} for n, c in view.by_owner[:TOP]],
+        "limits_hit": {"total": view.limits_hit.total, "node": view.limits_hit.nodes,
+                       "namespace": view.limits_hit.namespaces},
+        "errors": len(view.errors),
+        "warnings": len(view.warnings),
+        "report": _report_link(entry.get("report_dir"), out_dir),
+    }
+
+
+def _failed_row(name: str, error: str) -> dict:
+    return {"cluster": name, "status": STATUS_FAILED, "error": error, "now": None, "skip_reason": None,
+            "evictions": None, "by_plugin": {}, "top_namespaces": [], "top_owners": [],
+            "limits_hit": {"total": False, "node": [], "namespace": []}, "errors": 0, "warnings": 0, "report": None}
+
+
+def _whole_plan(plan: Any) -> dict:
+    """The module accepts the plan or only its summary part: a bare summary is wrapped back into a plan."""
+    plan = as_dict(plan)
+    if "summary" not in plan and ("by_plugin" in plan or "total" in plan):
+        return {"summary": plan}
+    return plan
+
+
+def _report_link(report_dir: Any, out_dir: Optional[str]) -> Optional[str]:
+    if not isinstance(report_dir, str) or not report_dir:
+        return None
+    target = os.path.join(report_dir, PLAN_FILES["html"])
+    if out_dir:
+        try:
+            target = os.path.relpath(os.path.abspath(target), os.path.abspath(out_dir))
+        except ValueError:  # another drive (Windows): keep the absolute path
+            target = os.path.abspath(target)
+    return target.replace(os.sep, "/")
+
+
+def href(link: str) -> str:
+    return quote(link, safe="/.:-_~")
+
+
+# --- files ------------------------------------------------------------------------------------------------------------
+
+
+def write_fleet_summary(clusters: list[dict], out_dir: str) -> dict[str, str]:
+    """Write fleet-summary.json, fleet-summary.md and fleet-summary.html into out_dir (created if needed, each file
+    written atomically). Returns {"json": path, "markdown": path, "html": path}."""
+    os.makedirs(out_dir, exist_ok=True)
+    fleet = summarize_fleet(clusters, out_dir=out_dir)
+    contents = {"json": to_json(fleet), "markdown": render_fleet_markdown(fleet), "html": render_fleet_html(fleet)}
+    paths = {kind: os.path.join(out_dir, name) for kind, name in FLEET_FILES.items()}
+    for kind, text in contents.items():
+        write_atomically(paths[kind], text)
+    return paths
+
+
+# --- shared wording ---------------------------------------------------------------------------------------------------
+
+
+def counts_text(counts: Any) -> str:
+    if isinstance(counts, dict):
+        return ", ".join(f"{name} {count}" for name, count in counts.items()) or "—"
+    return ", ".join(f"{item['name']} {item['evictions']}" for item in counts) or "—"
+
+
+def limits_text(hit: dict) -> str:
+    parts = ["total" if hit.get("total") else ""]
+    parts.append(f"nodes: {', '.join(hit['node'])}" if hit.get("node") else "")
+    parts.append(f"namespaces: {', '.join(hit['namespace'])}" if hit.get("namespace") else "")
+    return "; ".join(p for p in parts if p) or "—"
+
+
+def fleet_line(fleet: dict) -> str:
+    return (f"{fleet['clusters_total']} clusters: {fleet['clusters_ok']} ok, {fleet['clusters_failed']} failed, "
+            f"{fleet['clusters_skipped']} skipped cycle. {fleet['evictions_total']} evictions planned in total. "
+            "Dry run: no pod was evicted.")
+
+
+def short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- Markdown ---------------------------------------------------------------------------------------------------------
+
+
+def render_fleet_markdown(fleet: dict) -> str:
+    rows = [_markdown_row(row) for row in fleet["clusters"]]
+    headers = ("Cluster", "Status", "Evictions", "By plugin", "Top namespaces", "Top owners", "Limits reached",
+               "Errors / warnings")
+    totals = list(fleet["evictions_by_plugin"].items())
+    totals.append(("**Total**", fleet["evictions_total"]))
+    sections = ["# Descheduling fleet summary", markdown_text(fleet_line(fleet)),
+                "## Clusters\n\n" + _markdown_cluster_table(headers, rows),
+                "## Fleet totals\n\n" + markdown_table(("Plugin", "Evictions"), totals)]
+    failed = [row for row in fleet["clusters"] if row["status"] == STATUS_FAILED]
+    if failed:
+        sections.append("## Failed clusters\n\n" + "\n".join(
+            f"- **{markdown_text(row['cluster'])}**: {markdown_text(row['error'])}" for row in failed))
+    return "\n\n".join(sections) + "\n"
+
+
+def _markdown_cluster_table(headers: tuple, rows: list[list[str]]) -> str:
+    # cells are escaped in _markdown_row (the cluster cell holds a link), so the table is joined here as is
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(["---"] * len(headers)) + " |"]
+    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows]) if rows else "_No clusters._"
+
+
+def _markdown_row(row: dict) -> list[str]:
+    name = markdown_text(row["cluster"]).replace("[", "\\[").replace("]", "\\]")
+    cluster = f"[{name}]({href(row['report'])})" if row["report"] else name
+    if row["status"] == STATUS_FAILED:
+        status = f"**FAILED**: {markdown_text(short(row['error']))}"
+    elif row["status"] == STATUS_SKIPPED:
+        status = f"skipped cycle ({markdown_text(row['skip_reason'] or 'no reason given')})"
+    else:
+        status = "ok"
+    cells = [counts_text(row["by_plugin"]), counts_text(row["top_namespaces"]), counts_text(row["top_owners"]),
+             limits_text(row["limits_hit"])]
+    evictions = "—" if row["evictions"] is None else str(row["evictions"])
+    problems = "—" if row["status"] == STATUS_FAILED else f"{row['errors']} / {row['warnings']}"
+    return [cluster, status, evictions, *(markdown_text(c) for c in cells), problems]
+
+
+# --- HTML -------------------------------------------------------------------------------------------------------------
+
+
+def render_fleet_html(fleet: dict) -> str:
+    failed = fleet["clusters_failed"]
+    figures = [
+        key_figure("Clusters", fleet["clusters_total"]),
+        key_figure("OK", fleet["clusters_ok"], "green"),
+        key_figure("Failed", failed, "red" if failed else "neutral"),
+        key_figure("Skipped cycle", fleet["clusters_skipped"], "amber" if fleet["clusters_skipped"] else "neutral"),
+        key_figure("Evictions", fleet["evictions_total"], "blue" if fleet["evictions_total"] else "neutral"),
+    ]
+    body = [element("header", [element("h1", "Descheduling fleet summary"),
+                               element("p", fleet_line(fleet), class_="meta"),
+                               element("div", figures, class_="figures")])]
+    if failed:
+        names = ", ".join(row["cluster"] for row in fleet["clusters"] if row["status"] == STATUS_FAILED)
+        body.append(element("div", [element("strong", f"{failed} cluster(s) failed: "), names,
+                                    ". Their errors are in the table."], class_="notice tone-red", role="note"))
+    body += [_html_clusters(fleet), _html_totals(fleet)]
+    return str(page("Descheduling fleet summary", body))
+
+
+def _html_clusters(fleet: dict) -> Markup:
+    largest = max((row["evictions"] or 0 for row in fleet["clusters"]), default=0)
+    rows = [_html_row(row, largest) for row in fleet["clusters"]]
+    headers = ("Cluster", "Status", "Evictions", "By plugin", "Top namespaces", "Top owners", "Limits reached",
+               "Errors / warnings")
+    tones = [ROW_TONES.get(row["status"], "") for row in fleet["clusters"]]
+    return element("section", [element("h2", "Clusters", id="clusters"),
+                               table(headers, rows, nowrap=(2, 3), row_classes=tones, empty_text="No clusters.")])
+
+
+def _html_row(row: dict, largest: int) -> list[Any]:
+    name = element("a", row["cluster"], href=href(row["report"])) if row["report"] else row["cluster"]
+    if row["status"] == STATUS_FAILED:
+        # no data to show: the error gets the width of the other columns
+        return [name, badge("FAILED", "failed"),
+                Spanning(element("span", ["Error: ", row["error"]], class_="error wrap-anywhere"), 6)]
+    label = "skipped cycle" if row["status"] == STATUS_SKIPPED else "ok"
+    status = badge(label, row["status"], row["skip_reason"])
+    count = row["evictions"] or 0
+    share = mini_bar(count, largest, label=f"{count} evictions", width=80)
+    evictions = join([element("span", count, class_="num"), " ", share])
+    return [name, status, evictions, _html_counts(row["by_plugin"]), _html_counts(row["top_namespaces"], True),
+            _html_counts(row["top_owners"], True), limits_text(row["limits_hit"]),
+            f"{row['errors']} / {row['warnings']}"]
+
+
+def _html_counts(counts: Any, long_names: bool = False) -> Markup | str:
+    items = counts.items() if isinstance(counts, dict) else [(i["name"], i["evictions"]) for i in counts]
+    entries = [f"{name}: {count}" for name, count in items]
+    # owner names can be very long: those may break anywhere, plugin names stay whole
+    return bullet_list(entries, "plain wrap-anywhere" if long_names else "plain") if entries else "—"
+
+
+def _html_totals(fleet: dict) -> Markup:
+    rows = list(fleet["evictions_by_plugin"].items())
+    return element("section", [element("h2", "Fleet totals", id="totals"),
+                               table(("Plugin", "Evictions"), rows, numeric=(1,), empty_text="No evictions planned.")])

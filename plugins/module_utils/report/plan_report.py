@@ -1,0 +1,694 @@
+"""A cluster's descheduling plan (docs/plan-format.md) as plan.json, plan.md and a self-contained plan.html.
+
+The plan is read once into a ``PlanView`` that tolerates missing keys and unexpected types (a skipped cycle, a plan
+trimmed to its summary, hand-edited JSON); both renderers only read the view. Pure stdlib, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
+    ChartBadge,
+    ChartGroup,
+    ChartRow,
+    Markup,
+    badge,
+    before_after_chart,
+    bullet_list,
+    element,
+    escape,
+    join,
+    key_figure,
+    page,
+    percent,
+    table,
+)
+
+PLAN_FILES = {"json": "plan.json", "markdown": "plan.md", "html": "plan.html"}
+RESOURCES = ("cpu", "memory", "pods")
+CHART_NODE_LIMIT = 50
+OVERUTILIZED = "overutilized"
+# Plugins whose args carry absolute utilization thresholds: (args key, line kind) pairs.
+THRESHOLD_ARGS = {
+    "LowNodeUtilization": (("thresholds", "low"), ("targetThresholds", "high")),
+    "HighNodeUtilization": (("thresholds", "low"),),
+}
+
+
+# --- tolerant readers: the plan may come from anywhere, a report must still be written --------------------------------
+
+
+def as_dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def as_number(value: Any) -> Optional[float]:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return float(value.strip().rstrip("%"))
+    return None
+
+
+def as_count(value: Any) -> int:
+    number = as_number(value)
+    return int(number) if number is not None and number >= 0 else 0
+
+
+def as_text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on", "1", "y")
+    return bool(value)
+
+
+def as_text_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value else []
+    return [as_text(item) for item in as_list(value) if item is not None]
+
+
+def ranked(counts: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Largest first, then by name, so equal counts always come out in the same order."""
+    return sorted(counts, key=lambda item: (-item[1], item[0]))
+
+
+# --- the view ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Eviction:
+    order: str
+    namespace: str
+    name: str
+    node: str
+    owner_kind: str
+    owner_name: str
+    plugin: str
+    profile: str
+    reason: str
+
+    @property
+    def pod(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def owner(self) -> str:
+        return "/".join(part for part in (self.owner_kind, self.owner_name) if part)
+
+    @property
+    def owner_key(self) -> Optional[str]:
+        """namespace/Kind/name, as the plan's summary.by_owner counts owners."""
+        return f"{self.namespace}/{self.owner_kind}/{self.owner_name}" if self.owner_kind or self.owner_name else None
+
+
+@dataclass
+class NodeUsage:
+    name: str
+    before: dict[str, Optional[float]]
+    after: dict[str, Optional[float]]
+    classes: dict[str, str]  # "profile/plugin" -> class
+    unschedulable: bool = False
+    ready: Optional[bool] = None
+    in_cycle: Optional[bool] = None
+
+    @property
+    def class_values(self) -> list[str]:
+        return sorted(set(self.classes.values()), key=lambda c: (c != OVERUTILIZED, c))
+
+    @property
+    def overutilized(self) -> bool:
+        return OVERUTILIZED in self.classes.values()
+
+    @property
+    def change(self) -> float:
+        deltas = [abs(b - a) for r, b in self.before.items() if b is not None and (a := self.after.get(r)) is not None]
+        return max(deltas, default=0.0)
+
+    @property
+    def load(self) -> float:
+        return max((v for v in self.before.values() if v is not None), default=0.0)
+
+
+@dataclass
+class Threshold:
+    value: float
+    kind: str  # low | high
+    source: str  # profile/plugin
+
+
+@dataclass
+class LimitsHit:
+    total: bool = False
+    nodes: list[str] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
+
+    @property
+    def any(self) -> bool:
+        return self.total or bool(self.nodes) or bool(self.namespaces)
+
+    def describe(self) -> str:
+        parts = ["total" if self.total else ""]
+        parts.append(f"nodes: {', '.join(self.nodes)}" if self.nodes else "")
+        parts.append(f"namespaces: {', '.join(self.namespaces)}" if self.namespaces else "")
+        return "; ".join(p for p in parts if p) or "none"
+
+
+@dataclass
+class SparedReason:
+    reason: str
+    count: int
+    examples: list[str]
+
+
+@dataclass
+class PlanView:
+    cluster: str
+    now: str
+    policy_source: str
+    skipped: bool
+    skip_reason: str
+    cycle_nodes: list[str]
+    evictions: list[Eviction]
+    total: int
+    by_plugin: list[tuple[str, int]]
+    by_profile: list[tuple[str, int]]
+    by_namespace: list[tuple[str, int]]
+    by_node: dict[str, int]
+    by_owner: list[tuple[str, int]]
+    limits: dict[str, int]  # the configured ones only
+    limits_hit: LimitsHit
+    spared_total: int
+    spared: list[SparedReason]
+    resources: list[str]
+    nodes: list[NodeUsage]  # in display order: overutilized first, then by cpu before, descending
+    thresholds: dict[str, list[Threshold]]
+    deviation_thresholds: list[str]  # plugins whose thresholds are relative to the mean: not drawn
+    errors: list[str]
+    warnings: list[str]
+    snapshot: dict[str, int]
+
+
+def read_plan(plan: Any, cluster: Optional[str] = None) -> PlanView:
+    plan = as_dict(plan)
+    summary = as_dict(plan.get("summary"))
+    cycle = as_dict(plan.get("cycle"))
+    evictions = [_eviction(item, index) for index, item in enumerate(as_list(plan.get("evictions")), start=1)]
+    evictions = [e for e in evictions if e is not None]
+    cycle_nodes = as_text_list(cycle.get("nodes"))
+    utilization = as_dict(plan.get("utilization"))
+    total = as_number(summary.get("total"))
+    thresholds, deviation_thresholds = read_thresholds(plan.get("policy"))
+    return PlanView(
+        cluster=as_text(cluster or plan.get("cluster")),
+        now=as_text(plan.get("now")),
+        policy_source=as_text(plan.get("policy_source")),
+        skipped=as_bool(cycle.get("skipped")),
+        skip_reason=as_text(cycle.get("skip_reason")),
+        cycle_nodes=cycle_nodes,
+        evictions=evictions,
+        total=int(total) if total is not None else len(evictions),
+        by_plugin=_counts(summary.get("by_plugin"), evictions, lambda e: e.plugin),
+        by_profile=_counts(summary.get("by_profile"), evictions, lambda e: e.profile),
+        by_namespace=_counts(summary.get("by_namespace"), evictions, lambda e: e.namespace),
+        by_node=dict(_counts(summary.get("by_node"), evictions, lambda e: e.node)),
+        by_owner=_counts(summary.get("by_owner"), evictions, lambda e: e.owner_key),
+        limits=_configured_limits(as_dict(summary.get("limits"))),
+        limits_hit=_limits_hit(as_dict(as_dict(summary.get("limits")).get("hit"))),
+        spared_total=as_count(as_dict(plan.get("spared")).get("total")),
+        spared=_spared(as_dict(as_dict(plan.get("spared")).get("by_reason"))),
+        resources=as_text_list(utilization.get("resources")) or list(RESOURCES),
+        nodes=sort_nodes(_node_usages(utilization.get("nodes"), cycle_nodes)),
+        thresholds=thresholds,
+        deviation_thresholds=deviation_thresholds,
+        errors=[_error_text(item) for item in as_list(plan.get("errors"))],
+        warnings=as_text_list(plan.get("warnings")),
+        snapshot={k: as_count(v) for k, v in as_dict(plan.get("snapshot")).items()},
+    )
+
+
+def _eviction(item: Any, index: int) -> Optional[Eviction]:
+    if not isinstance(item, dict):
+        return None
+    owner = as_dict(item.get("owner"))
+    return Eviction(
+        order=as_text(item.get("order", index)), namespace=as_text(item.get("namespace")),
+        name=as_text(item.get("name")), node=as_text(item.get("node")), owner_kind=as_text(owner.get("kind")),
+        owner_name=as_text(owner.get("name")), plugin=as_text(item.get("plugin")), profile=as_text(item.get("profile")),
+        reason=as_text(item.get("reason")),
+    )
+
+
+def _counts(given: Any, evictions: list[Eviction], key: Callable[[Eviction], Optional[str]]) -> list[tuple[str, int]]:
+    """The plan's own counts when present, else counted from the evictions (a trimmed or hand-made plan)."""
+    counts = as_dict(given)
+    if not counts:
+        counts = Counter(label for label in map(key, evictions) if label)
+    return ranked((as_text(label), as_count(count)) for label, count in counts.items())
+
+
+def _configured_limits(limits: dict) -> dict[str, int]:
+    return {key: as_count(value) for key, value in limits.items() if key != "hit" and as_number(value) is not None}
+
+
+def _limits_hit(hit: dict) -> LimitsHit:
+    return LimitsHit(total=as_bool(hit.get("total")), nodes=as_text_list(hit.get("node")),
+                     namespaces=as_text_list(hit.get("namespace")))
+
+
+def _spared(by_reason: dict) -> list[SparedReason]:
+    reasons = []
+    for reason, detail in by_reason.items():
+        if isinstance(detail, dict):
+            reasons.append(SparedReason(as_text(reason), as_count(detail.get("count")),
+                                        as_text_list(detail.get("examples"))))
+        else:
+            reasons.append(SparedReason(as_text(reason), as_count(detail), []))
+    return sorted(reasons, key=lambda r: (-r.count, r.reason))
+
+
+def _percentages(value: Any) -> dict[str, Optional[float]]:
+    return {as_text(resource): as_number(pct) for resource, pct in as_dict(value).items()}
+
+
+def _node_usages(nodes: Any, cycle_nodes: list[str]) -> list[NodeUsage]:
+    usages = []
+    for node in as_list(nodes):
+        if not isinstance(node, dict) or node.get("name") in (None, ""):
+            continue
+        name = as_text(node.get("name"))
+        if "in_cycle" in node:
+            in_cycle: Optional[bool] = as_bool(node.get("in_cycle"))
+        else:
+            in_cycle = (name in cycle_nodes) if cycle_nodes else None
+        usages.append(NodeUsage(
+            name=name, before=_percentages(node.get("before")), after=_percentages(node.get("after")),
+            classes={as_text(k): as_text(v) for k, v in as_dict(node.get("classes")).items()},
+            unschedulable=as_bool(node.get("unschedulable")),
+            ready=as_bool(node["ready"]) if "ready" in node else None, in_cycle=in_cycle,
+        ))
+    return usages
+
+
+def _error_text(item: Any) -> str:
+    if not isinstance(item, dict):
+        return as_text(item)
+    where = "/".join(as_text(item[k]) for k in ("profile", "plugin") if item.get(k))
+    message = as_text(item.get("message")) or json.dumps(item, default=str, sort_keys=True)
+    return f"{where}: {message}" if where else message
+
+
+def read_thresholds(policy: Any) -> tuple[dict[str, list[Threshold]], list[str]]:
+    """Threshold lines per resource from the utilization plugins of the simulated policy, and the plugins whose
+    thresholds are deviations from the mean (no fixed line to draw)."""
+    lines: dict[str, list[Threshold]] = {}
+    deviation: list[str] = []
+    for profile in as_list(as_dict(policy).get("profiles")):
+        profile = as_dict(profile)
+        enabled = _enabled_balance_plugins(profile)
+        for config in as_list(profile.get("pluginConfig")):
+            name = as_text(as_dict(config).get("name"))
+            if name not in THRESHOLD_ARGS or (enabled is not None and name not in enabled):
+                continue
+            args = as_dict(as_dict(config).get("args"))
+            source = f"{as_text(profile.get('name'))}/{name}"
+            if as_bool(args.get("useDeviationThresholds")):
+                deviation.append(source)
+                continue
+            for key, kind in THRESHOLD_ARGS[name]:
+                for resource, value in as_dict(args.get(key)).items():
+                    _add_threshold(lines, as_text(resource), as_number(value), kind, source)
+    return lines, deviation
+
+
+def _enabled_balance_plugins(profile: dict) -> Optional[set[str]]:
+    plugins = profile.get("plugins")
+    if not isinstance(plugins, dict):
+        return None  # no plugin list to check against: trust pluginConfig
+    return set(as_text_list(as_dict(plugins.get("balance")).get("enabled")))
+
+
+def _add_threshold(lines: dict[str, list[Threshold]], resource: str, value: Optional[float], kind: str,
+                   source: str) -> None:
+    if value is None:
+        return
+    existing = lines.setdefault(resource, [])
+    if not any(t.value == value and t.kind == kind for t in existing):
+        existing.append(Threshold(value, kind, source))
+
+
+# --- node order and chart selection -----------------------------------------------------------------------------------
+
+
+def node_sort_key(node: NodeUsage) -> tuple:
+    cpu = node.before.get("cpu")
+    return (not node.overutilized, -(cpu if cpu is not None else -1.0), node.name)
+
+
+def sort_nodes(nodes: list[NodeUsage]) -> list[NodeUsage]:
+    return sorted(nodes, key=node_sort_key)
+
+
+def select_chart_nodes(nodes: list[NodeUsage], limit: int = CHART_NODE_LIMIT) -> tuple[list[NodeUsage], int]:
+    """At most ``limit`` nodes, the most changed then the most loaded, in display order; and how many were left out."""
+    if len(nodes) <= limit:
+        return sort_nodes(nodes), 0
+    kept = sorted(nodes, key=lambda n: (-n.change, -n.load, n.name))[:limit]
+    return sort_nodes(kept), len(nodes) - limit
+
+
+# --- files ------------------------------------------------------------------------------------------------------------
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write through a temporary file in the same directory then os.replace it: readers never see half a file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def to_json(data: Any) -> str:
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # keys JSON cannot hold, or a cycle: fall back to plain data
+        text = json.dumps(_plain(data, 0), indent=2, ensure_ascii=False, default=str)
+    return text + "\n"
+
+
+def _plain(value: Any, depth: int) -> Any:
+    if depth > 64:
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(v, depth + 1) for v in value]
+    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+
+
+def write_plan_report(plan: dict, out_dir: str, *, cluster: Optional[str] = None) -> dict[str, str]:
+    """Write plan.json, plan.md, plan.html into out_dir (created if needed; written atomically: temp file +
+    os.replace). Returns {"json": path, "markdown": path, "html": path}."""
+    os.makedirs(out_dir, exist_ok=True)
+    # render everything first, so a rendering problem leaves the previous report untouched
+    contents = {"json": to_json(plan), "markdown": render_markdown(plan, cluster=cluster),
+                "html": render_html(plan, cluster=cluster)}
+    paths = {kind: os.path.join(out_dir, name) for kind, name in PLAN_FILES.items()}
+    for kind, text in contents.items():
+        write_atomically(paths[kind], text)
+    return paths
+
+
+# --- Markdown ---------------------------------------------------------------------------------------------------------
+
+
+def markdown_text(value: Any) -> str:
+    """Inline Markdown: backslashes, pipes and '<' escaped (no table breaks, no raw HTML), one line."""
+    text = as_text(value).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<")
+    return " ".join(text.split())
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], empty_text: str = "None.") -> str:
+    lines = ["| " + " | ".join(markdown_text(h) for h in headers) + " |",
+             "| " + " | ".join(["---"] * len(headers)) + " |"]
+    body = ["| " + " | ".join(markdown_text(cell) or " " for cell in row) + " |" for row in rows]
+    return "\n".join(lines + body) if body else f"_{empty_text}_"
+
+
+def plan_title(view: PlanView) -> str:
+    parts = ["Descheduling plan"] + [p for p in (view.cluster, view.now) if p]
+    return " — ".join(parts)
+
+
+def before_after(node: NodeUsage, resource: str) -> str:
+    return f"{percent(node.before.get(resource))} → {percent(node.after.get(resource))}"
+
+
+def node_notes(node: NodeUsage) -> list[str]:
+    notes = []
+    if node.unschedulable:
+        notes.append("unschedulable")
+    if node.ready is False:
+        notes.append("not ready")
+    if node.in_cycle is False:
+        notes.append("not in the cycle")
+    return notes
+
+
+def nodes_line(view: PlanView) -> str:
+    known = len(view.nodes) or view.snapshot.get("nodes", 0)
+    if view.cycle_nodes:
+        return f"{len(view.cycle_nodes)} of {known}" if known else str(len(view.cycle_nodes))
+    return str(known)
+
+
+def limits_line(view: PlanView) -> str:
+    configured = ", ".join(f"{name} {value}" for name, value in view.limits.items()) or "none configured"
+    return f"{configured}; reached: {view.limits_hit.describe()}"
+
+
+def render_markdown(plan: dict, *, cluster: Optional[str] = None) -> str:
+    view = read_plan(plan, cluster)
+    sections = [f"# {markdown_text(plan_title(view))}", _markdown_intro(view)]
+    if view.skipped:
+        sections.append(f"> **Cycle skipped:** {markdown_text(view.skip_reason or 'no reason given')}. "
+                        "The descheduler would not run its plugins.")
+    sections += [_markdown_summary(view), _markdown_evictions(view), _markdown_spared(view), _markdown_nodes(view),
+                 _markdown_problems(view)]
+    return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def _markdown_intro(view: PlanView) -> str:
+    source = f" Policy: {markdown_text(view.policy_source)}." if view.policy_source else ""
+    return f"Dry run: no pod was evicted.{source} Nodes in the cycle: {nodes_line(view)}."
+
+
+def _markdown_summary(view: PlanView) -> str:
+    rows = [("**Total**", "", view.total)]
+    rows += [("plugin", name, count) for name, count in view.by_plugin]
+    rows += [("profile", name, count) for name, count in view.by_profile]
+    table_text = "\n".join(["| Evictions | Name | Count |", "| --- | --- | ---: |"]
+                           + [f"| {kind} | {markdown_text(name)} | {count} |" for kind, name, count in rows])
+    facts = [f"- Pods spared: {view.spared_total}", f"- Limits: {markdown_text(limits_line(view))}",
+             f"- Errors: {len(view.errors)}, warnings: {len(view.warnings)}"]
+    return "## Summary\n\n" + table_text + "\n\n" + "\n".join(facts)
+
+
+def _markdown_evictions(view: PlanView) -> str:
+    rows = [(e.order, e.pod, e.node, e.owner or "—", e.plugin, e.profile, e.reason) for e in view.evictions]
+    headers = ("#", "Pod", "Node", "Owner", "Plugin", "Profile", "Reason")
+    return "## Evictions\n\n" + markdown_table(headers, rows, "No pod would be evicted.")
+
+
+def _markdown_spared(view: PlanView) -> str:
+    rows = [(r.reason, r.count, ", ".join(r.examples)) for r in view.spared]
+    intro = f"{view.spared_total} distinct pods were considered by a plugin and not evicted.\n\n" if rows else ""
+    return "## Spared pods\n\n" + intro + markdown_table(("Reason", "Pods", "Examples"), rows, "No pod was spared.")
+
+
+def _markdown_nodes(view: PlanView) -> str:
+    resources = view.resources
+    headers = ("Node", *(r.upper() if r == "cpu" else r.capitalize() for r in resources), "Evicted", "Classes")
+    rows = []
+    for node in view.nodes:
+        label = node.name + (f" ({', '.join(node_notes(node))})" if node_notes(node) else "")
+        classes = ", ".join(f"{value} ({key})" for key, value in sorted(node.classes.items())) or "—"
+        rows.append((label, *(before_after(node, r) for r in resources), view.by_node.get(node.name, 0), classes))
+    intro = "Requests as a percentage of allocatable, before → after the planned evictions.\n\n"
+    return "## Node utilization\n\n" + intro + markdown_table(headers, rows, "No utilization data.")
+
+
+def _markdown_problems(view: PlanView) -> str:
+    parts = ["## Errors\n\n" + ("\n".join(f"- {markdown_text(e)}" for e in view.errors) or "_None._"),
+             "## Warnings\n\n" + ("\n".join(f"- {markdown_text(w)}" for w in view.warnings) or "_None._")]
+    return "\n\n".join(parts)
+
+
+# --- HTML -------------------------------------------------------------------------------------------------------------
+
+
+def render_html(plan: dict, *, cluster: Optional[str] = None) -> str:
+    view = read_plan(plan, cluster)
+    body = [_html_header(view), *_html_notices(view), _html_chart(view), _html_summary(view),
+            _html_evictions(view), _html_spared(view), _html_nodes(view), _html_problems(view)]
+    return str(page(plan_title(view), body))
+
+
+def _html_header(view: PlanView) -> Markup:
+    title = element("h1", ["Descheduling plan", element("span", f" · {view.cluster}", class_="muted")]
+                    if view.cluster else "Descheduling plan")
+    facts = [f"as of {view.now}" if view.now else "", f"policy: {view.policy_source}" if view.policy_source else "",
+             "dry run: no pod was evicted"]
+    figures = [
+        key_figure("Evictions", view.total, "blue" if view.total else "neutral"),
+        key_figure("Nodes in cycle", nodes_line(view)),
+        key_figure("Pods spared", view.spared_total),
+        key_figure("Limits reached", "yes" if view.limits_hit.any else "no", "amber" if view.limits_hit.any else ""),
+        key_figure("Errors", len(view.errors), "red" if view.errors else "green"),
+        key_figure("Warnings", len(view.warnings), "amber" if view.warnings else "neutral"),
+    ]
+    links = [("#utilization", "Utilization"), ("#summary", "Summary"), ("#evictions", "Evictions"),
+             ("#spared", "Spared pods"), ("#nodes", "Nodes"), ("#problems", "Errors and warnings")]
+    nav = element("nav", [element("a", text, href=href) for href, text in links], aria_label="Sections")
+    return element("header", [title, element("p", " · ".join(f for f in facts if f), class_="meta"),
+                              element("div", figures, class_="figures"), nav])
+
+
+def _html_notices(view: PlanView) -> list[Markup]:
+    notices = []
+    if view.skipped:
+        notices.append(element("div", [element("strong", "Cycle skipped: "),
+                                       view.skip_reason or "no reason given",
+                                       ". The descheduler would not run its plugins."], class_="notice", role="note"))
+    if view.errors:
+        notices.append(element("div", [element("strong", f"{len(view.errors)} plugin error(s). "),
+                                       "The cycle went on without them; see ",
+                                       element("a", "Errors and warnings", href="#problems"), "."],
+                               class_="notice tone-red", role="note"))
+    return notices
+
+
+def shared_domain(names: Sequence[str]) -> str:
+    """The DNS suffix all names share (".eu-west-1.compute.internal"), dropped from chart labels to keep them short."""
+    if len(names) < 2 or not all("." in name for name in names):
+        return ""
+    suffix = os.path.commonprefix([name[::-1] for name in names])[::-1]
+    suffix = suffix[suffix.find("."):] if "." in suffix else ""
+    return suffix if all(len(name) > len(suffix) for name in names) else ""
+
+
+def _html_chart(view: PlanView) -> Markup:
+    heading = element("h2", "Node utilization: before → after", id="utilization")
+    if not view.nodes:
+        return element("section", [heading, element("p", "No utilization data in this plan.", class_="muted")])
+    shown, omitted = select_chart_nodes(view.nodes)
+    domain = shared_domain([node.name for node in shown])
+    groups = [_chart_group(node, view, domain) for node in shown]
+    label = (f"Requests as a percentage of allocatable for {len(shown)} nodes, before and after the planned "
+             "evictions")
+    parts = [heading, _chart_legend(view, domain), before_after_chart(groups, label=label)]
+    if omitted:
+        parts.append(element("p", f"{omitted} more nodes (least changed and least loaded) are not drawn; the node "
+                                  "table lists all of them.", class_="muted"))
+    return element("section", parts)
+
+
+def _chart_legend(view: PlanView, domain: str) -> Markup:
+    items = [element("span", [element("span", "", class_="swatch before"), "before"]),
+             element("span", [element("span", "", class_="swatch after"), "after the planned evictions"])]
+    if any(t.kind == "low" for lines in view.thresholds.values() for t in lines):
+        items.append(element("span", [element("span", "", class_="swatch low"), "low threshold (underutilized below)"]))
+    if any(t.kind == "high" for lines in view.thresholds.values() for t in lines):
+        items.append(element("span", [element("span", "", class_="swatch high"),
+                                      "target threshold (overutilized above)"]))
+    if view.deviation_thresholds:
+        items.append(element("span", "thresholds of " + ", ".join(view.deviation_thresholds)
+                             + " are deviations from the mean: not drawn"))
+    items.append(element("span", "requests as % of allocatable; overutilized nodes first, then by cpu"))
+    if domain:
+        items.append(element("span", ["node names end in ", element("code", domain)]))
+    return element("div", items, class_="legend")
+
+
+def _chart_group(node: NodeUsage, view: PlanView, domain: str = "") -> ChartGroup:
+    # thresholds only apply to the nodes handed to the plugins
+    applies = node.in_cycle is not False
+    rows = [ChartRow(resource, node.before.get(resource), node.after.get(resource),
+                     [(t.value, t.kind) for t in view.thresholds.get(resource, [])] if applies else [])
+            for resource in view.resources]
+    badges = [ChartBadge(value, value, ", ".join(k for k, v in sorted(node.classes.items()) if v == value))
+              for value in node.class_values]
+    badges += [ChartBadge(note, "neutral") for note in node_notes(node)]
+    usage = ", ".join(f"{r} {before_after(node, r)}" for r in view.resources)
+    state = ", ".join(node.class_values + node_notes(node))
+    description = f"{node.name}{f' ({state})' if state else ''}: {usage}"
+    label = node.name[: -len(domain)] if domain else node.name
+    return ChartGroup(node.name, rows, badges, description, label)
+
+
+def _count_table(title: str, counts: list[tuple[str, int]], header: str) -> Markup:
+    return element("div", [element("h3", title),
+                           table((header, "Evictions"), counts, numeric=(1,), empty_text="No evictions.")])
+
+
+def _html_summary(view: PlanView) -> Markup:
+    limits = bullet_list([f"{name}: {value}" for name, value in view.limits.items()] or ["No limits configured."])
+    reached = element("p", ["Reached: ", element("strong", view.limits_hit.describe())])
+    columns = [
+        _count_table("By plugin", view.by_plugin, "Plugin"),
+        _count_table("By profile", view.by_profile, "Profile"),
+        _count_table("Top namespaces", view.by_namespace[:10], "Namespace"),
+        element("div", [element("h3", "Eviction limits"), limits, reached], class_="limits"),
+    ]
+    return element("section", [element("h2", "Summary", id="summary"), element("div", columns, class_="columns")])
+
+
+def _pod_cell(eviction: Eviction) -> Markup:
+    if not eviction.namespace:
+        return escape(eviction.name)
+    return join([element("span", f"{eviction.namespace}/", class_="ns"), eviction.name])
+
+
+def _html_evictions(view: PlanView) -> Markup:
+    rows = [(e.order, _pod_cell(e), e.node, e.owner or "—", e.plugin, e.profile, e.reason) for e in view.evictions]
+    headers = ("#", "Pod", "Node", "Owner", "Plugin", "Profile", "Reason")
+    return element("section", [element("h2", f"Evictions ({view.total})", id="evictions"),
+                               table(headers, rows, numeric=(0,), nowrap=(2, 4, 5),
+                                     empty_text="No pod would be evicted.")])
+
+
+def _html_spared(view: PlanView) -> Markup:
+    rows = [(r.reason, r.count, ", ".join(r.examples)) for r in view.spared]
+    intro = element("p", f"{view.spared_total} distinct pods were considered by a plugin and not evicted.",
+                    class_="muted") if rows else ""
+    return element("section", [element("h2", "Spared pods", id="spared"), intro,
+                               table(("Reason", "Pods", "Examples"), rows, numeric=(1,),
+                                     empty_text="No pod was spared.")])
+
+
+def _html_nodes(view: PlanView) -> Markup:
+    headers = ("Node", *view.resources, "Evicted", "Classes")
+    rows = []
+    for node in view.nodes:
+        badges = [badge(value, value, ", ".join(k for k, v in sorted(node.classes.items()) if v == value))
+                  for value in node.class_values] + [badge(note) for note in node_notes(node)]
+        rows.append((node.name, *(before_after(node, r) for r in view.resources),
+                     view.by_node.get(node.name, 0), join(badges) if badges else "—"))
+    numeric = tuple(range(1, len(view.resources) + 2))
+    intro = element("p", "Requests as a percentage of allocatable, before → after the planned evictions; all nodes.",
+                    class_="muted")
+    return element("section", [element("h2", f"Nodes ({len(view.nodes)})", id="nodes"), intro,
+                               table(headers, rows, numeric=numeric, empty_text="No utilization data.")])
+
+
+def _html_problems(view: PlanView) -> Markup:
+    errors = bullet_list(view.errors) if view.errors else element("p", "None.", class_="muted")
+    warnings = bullet_list(view.warnings) if view.warnings else element("p", "None.", class_="muted")
+    return element("section", [element("h2", "Errors and warnings", id="problems"), element("h3", "Errors"), errors,
+                               element("h3", "Warnings"), warnings])
