@@ -8,6 +8,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args impo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import parse_go_duration
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import (
+    Selector,
     compile_label_selector,
     matches,
     parse_selector_string,
@@ -60,6 +61,7 @@ def validate_args(args: Mapping[str, Any], field: str) -> None:
     for key in ("nodeFit", *LEGACY_BOOLS):
         reader.boolean(key)
     reader.uint("minReplicas")
+    reader.string("nodeSelector")  # parsed only when nodeFit runs, as upstream (see node_selector_error)
     if args.get("minPodAge") not in (None, ""):
         try:
             parse_go_duration(str(args["minPodAge"]))
@@ -73,29 +75,55 @@ def validate_args(args: Mapping[str, Any], field: str) -> None:
             compile_label_selector(reader.mapping(key), f"{field}.{key}")
         except ValueError as exc:
             raise PolicyError(f"{field}.{key}", args.get(key), str(exc)) from exc
-    try:
-        parse_selector_string(str(args.get("nodeSelector") or ""), f"{field}.nodeSelector")
-    except ValueError as exc:
-        raise PolicyError(f"{field}.nodeSelector", args.get("nodeSelector"), str(exc)) from exc
     _validate_protections(args, field)
 
 
+def node_selector_error(args: Mapping[str, Any]) -> Optional[str]:
+    """Why the evictor nodeSelector does not parse, if it does not.
+
+    Upstream parses it on every PreEvictionFilter call with nodeFit and, when that fails, logs the error and
+    rejects the pod; without nodeFit it is never read. So it is a warning here, not a policy error.
+    """
+    try:
+        parse_selector_string(str(args.get("nodeSelector") or ""), "nodeSelector")
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _validate_protections(args: Mapping[str, Any], field: str) -> None:
+    where = f"{field}.podProtections"
     protections = args.get("podProtections") or {}
-    ArgsReader(protections, f"{field}.podProtections", ("defaultDisabled", "extraEnabled", "config"))
+    ArgsReader(protections, where, ("defaultDisabled", "extraEnabled", "config"))
     disabled = list(protections.get("defaultDisabled") or [])
     extra = list(protections.get("extraEnabled") or [])
-    for key, values, allowed in (("defaultDisabled", disabled, DEFAULT_PROTECTIONS),
-                                 ("extraEnabled", extra, EXTRA_PROTECTIONS)):
+    used = [k for k in LEGACY_BOOLS if args.get(k)]
+    if used and (disabled or extra):
+        raise PolicyError(field, used, "the deprecated fields " + ", ".join(used) +
+                          " cannot be combined with podProtections.extraEnabled/defaultDisabled; use podProtections")
+    for key, values, allowed in (("extraEnabled", extra, EXTRA_PROTECTIONS),
+                                 ("defaultDisabled", disabled, DEFAULT_PROTECTIONS)):
         for value in values:
             if value not in allowed:
-                raise PolicyError(f"{field}.podProtections.{key}", value, f"must be one of {', '.join(allowed)}")
+                raise PolicyError(f"{where}.{key}", value, f"must be one of {', '.join(allowed)}")
+    for key, values in (("defaultDisabled", disabled), ("extraEnabled", extra)):
         if len(set(values)) != len(values):
-            raise PolicyError(f"{field}.podProtections.{key}", values, "duplicate entries are not allowed")
-    if (disabled or extra) and any(args.get(k) for k in LEGACY_BOOLS):
-        used = [k for k in LEGACY_BOOLS if args.get(k)]
-        raise PolicyError(f"{field}", used, "the deprecated fields " + ", ".join(used) +
-                          " cannot be combined with podProtections; use podProtections only")
+            raise PolicyError(f"{where}.{key}", values, "duplicate entries are not allowed")
+    _validate_protection_config(protections.get("config"), f"{where}.config", "PodsWithPVC" in extra)
+
+
+def _validate_protection_config(config: Any, where: str, check_names: bool) -> None:
+    """Strictly decoded like all plugin args; empty class names are an error only with PodsWithPVC enabled."""
+    pvc = ArgsReader(config, where, ("PodsWithPVC",)).mapping("PodsWithPVC")
+    classes = ArgsReader(pvc, f"{where}.PodsWithPVC", ("protectedStorageClasses",)).args.get(
+        "protectedStorageClasses") or []
+    if not isinstance(classes, list):
+        raise PolicyError(f"{where}.PodsWithPVC.protectedStorageClasses", classes, "expected a list of {name}")
+    for index, entry in enumerate(classes):
+        item = f"{where}.PodsWithPVC.protectedStorageClasses[{index}]"
+        name = ArgsReader(entry, item, ("name",)).string("name")
+        if check_names and not name:
+            raise PolicyError(f"{item}.name", name, "a protected storage class needs a name")
 
 
 class DefaultEvictor:
@@ -108,10 +136,14 @@ class DefaultEvictor:
         self.protections = effective_protections(args)
         self.priority_threshold = threshold
         self.label_selector = compile_label_selector(args.get("labelSelector")) if args.get("labelSelector") else None
-        ns_selector = args.get("namespaceLabelSelector")
-        self.namespace_selector = compile_label_selector(ns_selector) if ns_selector else None
+        ns_selector = args.get("namespaceLabelSelector") or {}
+        # only a selector with matchLabels or matchExpressions is applied: {} and {matchLabels: {}} do nothing
+        active = ns_selector.get("matchLabels") or ns_selector.get("matchExpressions")
+        self.namespace_selector = compile_label_selector(ns_selector) if active else None
         self.node_fit = bool(args.get("nodeFit"))
-        self.node_selector = parse_selector_string(str(args.get("nodeSelector") or ""), "nodeSelector")
+        # an unparsable nodeSelector leaves no nodeFit candidate, so every pod fails PreEvictionFilter
+        self.node_selector: Selector = None if node_selector_error(args) else parse_selector_string(
+            str(args.get("nodeSelector") or ""), "nodeSelector")
         self.min_replicas = int(args.get("minReplicas") or 0)
         age = args.get("minPodAge")
         self.min_pod_age: Optional[float] = parse_go_duration(str(age)) if age not in (None, "") else None
@@ -119,6 +151,7 @@ class DefaultEvictor:
         storage = ((args.get("podProtections") or {}).get("config") or {}).get("PodsWithPVC") or {}
         self.protected_classes = {c.get("name") for c in storage.get("protectedStorageClasses") or []}
         self._static_cache: dict[int, Optional[str]] = {}
+        self._pdb_selectors: Optional[dict[str, list[Selector]]] = None
 
     def filter_reason(self, pod: Pod, owner_counts: Mapping[str, int]) -> Optional[str]:
         if EVICT_ANNOTATION in pod.annotations:
@@ -179,10 +212,16 @@ class DefaultEvictor:
         return False
 
     def _has_pdb(self, pod: Pod) -> bool:
-        for pdb in self.snapshot.pdbs:
-            if pdb["namespace"] == pod.namespace and matches(compile_label_selector(pdb["selector"]), pod.labels):
-                return True
-        return False
+        """IsPodCoveredByPDB: some PDB of the pod's namespace selects it (nil selects nothing, {} everything)."""
+        if self._pdb_selectors is None:
+            self._pdb_selectors = {}
+            for pdb in self.snapshot.pdbs:
+                try:
+                    selector = compile_label_selector(pdb["selector"])
+                except ValueError:
+                    continue  # upstream skips a PDB whose selector does not convert
+                self._pdb_selectors.setdefault(pdb["namespace"], []).append(selector)
+        return any(matches(selector, pod.labels) for selector in self._pdb_selectors.get(pod.namespace, ()))
 
     def _age_reason(self, pod: Pod) -> Optional[str]:
         if self.min_pod_age is None:

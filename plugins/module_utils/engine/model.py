@@ -103,7 +103,7 @@ def compute_qos(pod: Mapping[str, Any]) -> str:
 class Node:
     __slots__ = (
         "name", "labels", "taints", "unschedulable", "ready", "allocatable", "raw_capacity_used",
-        "annotations",
+        "annotations", "status_allocatable",
     )
 
     def __init__(self, obj: Mapping[str, Any]) -> None:
@@ -120,6 +120,8 @@ class Node:
         capacity = status.get("allocatable") or status.get("capacity") or {}
         self.allocatable: dict[str, int] = _quantities(capacity)
         self.raw_capacity_used = bool(status.get("allocatable"))
+        # NodeFit (pkg/descheduler/node) reads status.allocatable alone: a node without it offers nothing
+        self.status_allocatable: dict[str, int] = _quantities(status.get("allocatable"))
 
 
 def _node_is_ready(status: Mapping[str, Any]) -> bool:
@@ -189,10 +191,12 @@ class Pod:
             for k in ((c.get("resources") or {}).get("requests") or {})
         )
         volumes = spec.get("volumes") or []
-        self.has_local_storage: bool = any("hostPath" in v or "emptyDir" in v for v in volumes)
+        # a source set to null is a nil pointer upstream, i.e. absent
+        self.has_local_storage: bool = any(
+            v.get("hostPath") is not None or v.get("emptyDir") is not None for v in volumes)
         self.pvc_claims: list[str] = [
-            str((v.get("persistentVolumeClaim") or {}).get("claimName", "")) for v in volumes
-            if "persistentVolumeClaim" in v
+            str(v["persistentVolumeClaim"].get("claimName", "")) for v in volumes
+            if v.get("persistentVolumeClaim") is not None
         ]
         self.has_resource_claims: bool = bool(spec.get("resourceClaims"))
         self.terminating: bool = bool(meta.get("deletionTimestamp"))

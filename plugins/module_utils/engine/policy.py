@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
+from urllib.parse import urlsplit
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine import evictor as default_evictor
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
@@ -25,6 +26,7 @@ TOP_LEVEL_FIELDS = (
 )
 EXTENSION_POINTS = ("presort", "sort", "deschedule", "balance", "filter", "preevictionfilter")
 MAX_PRIORITY_THRESHOLD = 2_000_000_000
+MIN_INT32 = -(2**31)
 # Plugins of the OpenShift fork that upstream does not have: accepted, not simulated (see docs/engine.md).
 FORK_FILTER_PLUGINS = ("KubevirtMigrationAware",)
 
@@ -128,14 +130,30 @@ def _metrics_providers(document: Mapping[str, Any]) -> list[dict]:
         if source == "KubernetesMetrics" and ((document.get("metricsCollector") or {}).get("enabled")):
             raise PolicyError(where, provider, "KubernetesMetrics cannot be combined with metricsCollector.enabled")
         if source == "Prometheus":
-            url = ((provider.get("prometheus") or {}).get("url")) or ""
-            if not str(url).startswith(("http://", "https://")):
-                raise PolicyError(f"{where}.prometheus.url", url, "a Prometheus provider needs a valid http(s) URL")
-            secret = (((provider.get("prometheus") or {}).get("authToken") or {}).get("secretReference"))
-            if secret is not None and not (secret.get("name") and secret.get("namespace")):
-                raise PolicyError(f"{where}.prometheus.authToken.secretReference", secret,
-                                  "needs both name and namespace")
+            _check_prometheus(provider.get("prometheus") or {}, f"{where}.prometheus")
     return list(providers)
+
+
+def _check_prometheus(prometheus: Mapping[str, Any], where: str) -> None:
+    url = str(prometheus.get("url") or "")
+    # upstream only needs url.Parse to succeed; we also want http(s), which the Prometheus client needs anyway
+    if not url.startswith(("http://", "https://")) or not _port_parses(url):
+        raise PolicyError(f"{where}.url", url, "a Prometheus provider needs a valid http(s) URL")
+    if prometheus.get("authToken") is not None:
+        secret = prometheus["authToken"].get("secretReference")
+        if secret is None:
+            raise PolicyError(f"{where}.authToken.secretReference", secret,
+                              "an authToken needs a secretReference with name and namespace")
+        if not (secret.get("name") and secret.get("namespace")):
+            raise PolicyError(f"{where}.authToken.secretReference", secret, "needs both name and namespace")
+
+
+def _port_parses(url: str) -> bool:
+    try:
+        port = urlsplit(url).port  # raises on ":-80" and the like, as Go's url.Parse does
+    except ValueError:
+        return False
+    return port is None or port >= 0
 
 
 def _load_profile(raw: Any, where: str, priority_classes: Mapping[str, int], warnings: list[str]) -> Profile:
@@ -163,21 +181,30 @@ def _plugin_configs(configs: Any, where: str, warnings: list[str]) -> dict[str, 
         if name != default_evictor.NAME and name not in REGISTRY and name not in FORK_FILTER_PLUGINS:
             known = ", ".join(sorted([default_evictor.NAME, *REGISTRY]))
             raise PolicyError(f"{entry}.name", name, f"unknown plugin; known plugins: {known}")
-        if name in result:
-            warnings.append(f"{entry}: second pluginConfig for {name} ignored")
-            continue
         args = config.get("args")
         args = {} if args is None else args
         if not isinstance(args, Mapping):
             raise PolicyError(f"{entry}.args", args, "expected a mapping of plugin arguments")
         args = copy.deepcopy(dict(args))
+        # upstream validates every entry, duplicates included, but builds the plugin from the first one
         if name == default_evictor.NAME:
             default_evictor.validate_args(args, f"{entry}.args")
+            _warn_evictor_node_selector(args, f"{entry}.args", warnings)
         elif name in REGISTRY:
             REGISTRY[name].validate(args, f"{entry}.args")
             args = REGISTRY[name].set_defaults(args)
+        if name in result:
+            warnings.append(f"{entry}: second pluginConfig for {name} ignored")
+            continue
         result[name] = args
     return result
+
+
+def _warn_evictor_node_selector(args: Mapping[str, Any], where: str, warnings: list[str]) -> None:
+    error = default_evictor.node_selector_error(args)
+    if error is not None:
+        effect = "every pod fails nodeFit, as upstream" if args.get("nodeFit") else "unused without nodeFit"
+        warnings.append(f"{where}.nodeSelector: {error} ({effect})")
 
 
 def _plugin_sets(plugins: Any, where: str, warnings: list[str]) -> dict[str, list[str]]:
@@ -219,9 +246,9 @@ def _insert_default_evictor(profile: Profile, priority_classes: Mapping[str, int
         value = threshold["value"]
     else:
         value = MAX_PRIORITY_THRESHOLD
-    if isinstance(value, bool) or not isinstance(value, int) or value > MAX_PRIORITY_THRESHOLD:
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_INT32 <= value <= MAX_PRIORITY_THRESHOLD:
         raise PolicyError(f"{where}.pluginConfig[DefaultEvictor].args.priorityThreshold", threshold,
-                          f"priority threshold must be an integer ≤ {MAX_PRIORITY_THRESHOLD}")
+                          f"priority threshold must be an int32 ≤ {MAX_PRIORITY_THRESHOLD}")
     args["priorityThreshold"] = {"value": value}
     profile.priority_threshold = value
 

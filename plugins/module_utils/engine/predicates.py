@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import (
@@ -14,6 +15,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity 
 
 PREFER_NO_EVICTION = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
 _QOS_RANK = {"BestEffort": 0, "Burstable": 1, "Guaranteed": 2}
+# content.IsDecimalInteger: canonical form only ("05", "+5", " 5" and "1_0" are rejected, unlike Python's int())
+_DECIMAL_INTEGER = re.compile(r"(0|-?[1-9][0-9]*)")
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def tolerates_taint(toleration: Mapping, taint: Mapping) -> bool:
@@ -29,12 +33,20 @@ def tolerates_taint(toleration: Mapping, taint: Mapping) -> bool:
     if operator == "Equal":
         return (toleration.get("value") or "") == (taint.get("value") or "")
     if operator in ("Lt", "Gt"):
-        try:
-            taint_value, tol_value = int(taint.get("value") or ""), int(toleration.get("value") or "")
-        except ValueError:
+        tol_value, taint_value = _int64(toleration.get("value")), _int64(taint.get("value"))
+        if tol_value is None or taint_value is None:
             return False
         return taint_value < tol_value if operator == "Lt" else taint_value > tol_value
     return False
+
+
+def _int64(text: object) -> Optional[int]:
+    """A toleration/taint value for Lt/Gt: a canonical decimal int64, else None (upstream logs and says no)."""
+    raw = "" if text is None else str(text)
+    if not _DECIMAL_INTEGER.fullmatch(raw):
+        return None
+    number = int(raw)
+    return number if _INT64[0] <= number <= _INT64[1] else None
 
 
 def tolerates_all(tolerations: Iterable[Mapping], taints: Iterable[Mapping], effects: Optional[set] = None) -> bool:
@@ -148,20 +160,22 @@ def _violates_anti_affinity(pod: Pod, node: Node, usage: NodeUsage) -> bool:
 
 
 def _resource_failure(pod: Pod, node: Node, usage: NodeUsage) -> Optional[str]:
+    """fitsRequest: ``pods`` first, then every requested resource (value-0 keys too), compared in millis."""
     used = usage.used.get(node.name, {})
-    allocatable = node.allocatable
-    for resource, request in pod.requests.items():
-        if resource == "cpu":
+    allocatable = node.status_allocatable  # NodeFit reads status.allocatable only, never capacity
+    pods_available = value(allocatable.get("pods", 0)) - usage.count.get(node.name, 0)
+    for resource in ("pods", *[r for r in pod.requests if r != "pods"]):
+        if resource == "pods":
+            available = pods_available * 1000
+        elif resource == "cpu":
             available = milli_value(allocatable.get("cpu", 0)) - milli_value(used.get("cpu", 0))
-        elif resource == "pods":
-            available = (value(allocatable.get("pods", 0)) - usage.count.get(node.name, 0)) * 1000
-        elif resource in ("memory",) or resource in allocatable:
+        elif resource == "memory" or resource in allocatable:
             available = (value(allocatable.get(resource, 0)) - value(used.get(resource, 0))) * 1000
         else:
-            available = 0
-        if milli_value(request) > available:
+            available = 0  # an extended resource the node does not offer
+        if milli_value(pod.requests.get(resource, 0)) > available:
             return f"insufficient {resource}"
-    if value(allocatable.get("pods", 0)) - usage.count.get(node.name, 0) <= 0:
+    if pods_available <= 0:
         return "insufficient pods"
     return None
 

@@ -31,9 +31,7 @@ def validate(args: dict, field: str) -> None:
     types = reader.string_list("nodeAffinityType")
     if not types:
         raise PolicyError(f"{field}.nodeAffinityType", types, f"must list {REQUIRED} and/or {PREFERRED}")
-    for value in types:
-        if value not in (REQUIRED, PREFERRED):
-            raise PolicyError(f"{field}.nodeAffinityType", value, f"must be {REQUIRED} or {PREFERRED}")
+    # other values pass validation upstream: the plugin logs "Invalid nodeAffinityType" and skips them (see run)
     reader.namespaces()
     reader.label_selector()
 
@@ -52,8 +50,10 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     for affinity_type in args["nodeAffinityType"]:
         if affinity_type == REQUIRED:
             _run_required(handle, pod_filter, nodes, usage)
-        else:
+        elif affinity_type == PREFERRED:
             _run_preferred(handle, pod_filter, nodes, usage)
+        else:
+            handle.error(f"Invalid nodeAffinityType {affinity_type!r} skipped; expected {REQUIRED} or {PREFERRED}")
 
 
 def _run_required(handle: PluginHandle, pod_filter: PodFilter, nodes: list, usage: Any) -> None:
@@ -78,7 +78,7 @@ def _run_preferred(handle: PluginHandle, pod_filter: PodFilter, nodes: list, usa
                 if not pod.preferred_node_terms:
                     return False
                 here = preferred_weight(pod, node)
-                best = max(preferred_weight(pod, n) for n in nodes)
+                best = max([0, *(preferred_weight(pod, n) for n in nodes)])  # upstream's best starts at 0
                 weights[pod.index] = (here, best)
                 return best > here
 

@@ -21,6 +21,9 @@ ARG_FIELDS = (
     "maxPodLifeTimeSeconds", "states", "conditions", "exitCodes", "ownerKinds", "includingInitContainers",
     "includingEphemeralContainers", "namespaces", "labelSelector",
 )
+CONDITION_FIELDS = ("type", "status", "reason", "minTimeSinceLastTransitionSeconds")
+# Go's time.Sub saturates at the largest Duration (~292 years): a pod without creationTimestamp is that old
+MAX_AGE_SECONDS = (2**63 - 1) / 1e9
 ALLOWED_STATES = (
     "Running", "Pending", "Succeeded", "Failed", "Unknown",
     "NodeAffinity", "NodeLost", "Shutdown", "UnexpectedAdmissionError",
@@ -43,9 +46,14 @@ def validate(args: dict, field: str) -> None:
             raise PolicyError(f"{field}.conditions", conditions, "expected a list of {type, status, reason, "
                                                                   "minTimeSinceLastTransitionSeconds}")
         for index, condition in enumerate(conditions):
-            sub = ArgsReader(condition, f"{field}.conditions[{index}]",
-                             ("type", "status", "reason", "minTimeSinceLastTransitionSeconds"))
-            sub.uint("minTimeSinceLastTransitionSeconds")
+            where = f"{field}.conditions[{index}]"
+            sub = ArgsReader(condition, where, CONDITION_FIELDS)
+            for key in ("type", "status", "reason"):
+                sub.string(key)
+            if sub.uint("minTimeSinceLastTransitionSeconds") is None and not any(
+                    sub.args.get(k) for k in ("type", "status", "reason")):
+                raise PolicyError(where, condition, "at least one of type, status, reason or "
+                                                    "minTimeSinceLastTransitionSeconds must be set")
     owner_kinds = reader.mapping("ownerKinds")
     if owner_kinds is not None:
         sub = ArgsReader(owner_kinds, f"{field}.ownerKinds", ("include", "exclude"))
@@ -63,11 +71,11 @@ def set_defaults(args: dict) -> dict:
     return args
 
 
-def _containers(pod: Pod, args: dict) -> list:
+def _containers(pod: Pod, args: dict, ephemeral: bool = True) -> list:
     containers = list(pod.containers)
     if args.get("includingInitContainers"):
         containers += pod.init_containers
-    if args.get("includingEphemeralContainers"):
+    if ephemeral and args.get("includingEphemeralContainers"):
         containers += pod.ephemeral_containers
     return containers
 
@@ -91,7 +99,7 @@ def _one_condition(condition: dict, wanted: dict, now: float) -> bool:
         if wanted.get(key) and condition.get(key) != wanted[key]:
             return False
     min_seconds = wanted.get("minTimeSinceLastTransitionSeconds")
-    if min_seconds:
+    if min_seconds is not None:  # an explicit 0 still needs a past, non-zero lastTransitionTime
         moment = parse_time(condition.get("lastTransitionTime"))
         if moment is None or now - moment < min_seconds:
             return False
@@ -120,7 +128,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     pod_filter = PodFilter(handle, include, exclude, selector, use_selector)
 
     def condition(pod: Pod) -> bool:
-        age = now - pod.created
+        age = min(now - pod.created, MAX_AGE_SECONDS)
         if max_age is not None and not (age >= 0 and int(age) > max_age):
             return False
         if states and not _state_match(pod, states, args):
@@ -129,7 +137,8 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
             return False
         if conditions and not _condition_match(pod, conditions, now):
             return False
-        if exit_codes and not any(c.exit_code in exit_codes for c in _containers(pod, args)):
+        # exit codes look at init containers when included, never at ephemeral ones (matchesAnyExitCode)
+        if exit_codes and not any(c.exit_code in exit_codes for c in _containers(pod, args, ephemeral=False)):
             return False
         return True
 

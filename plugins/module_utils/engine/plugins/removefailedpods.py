@@ -65,6 +65,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
         if reasons:
             found = {c.waiting_reason for c in containers(pod)} | {c.terminated_reason for c in containers(pod)}
             found.add(pod.reason)
+            found.discard("")  # only non-empty reasons are collected upstream, so "" never matches
             if not (found & reasons):
                 return False
         if exit_codes and not any(c.exit_code in exit_codes for c in containers(pod)):
