@@ -145,8 +145,8 @@ class PluginHandle:
     def _remove(self, pod: Pod) -> None:
         state = self.state
         state.usage.remove(pod)
-        for ref in pod.owners:
-            state.owner_counts[ref.uid] = state.owner_counts.get(ref.uid, 0) - 1
+        for uid in {ref.uid for ref in pod.owners}:
+            state.owner_counts[uid] = state.owner_counts.get(uid, 0) - 1
 
     def error(self, message: str) -> None:
         self.state.errors.append({"profile": self.profile, "plugin": self.plugin, "message": message})

@@ -95,8 +95,8 @@ class Snapshot:
                 self.pods_by_node.setdefault(pod.node_name, []).append(pod)
         self.owner_uid_counts: dict[str, int] = {}
         for pod in self.pods:
-            for ref in pod.owners:
-                self.owner_uid_counts[ref.uid] = self.owner_uid_counts.get(ref.uid, 0) + 1
+            for uid in {ref.uid for ref in pod.owners}:  # an indexer lists a pod once per distinct owner UID
+                self.owner_uid_counts[uid] = self.owner_uid_counts.get(uid, 0) + 1
 
     def _add(self, obj: Mapping[str, Any], number: int) -> None:
         if not isinstance(obj, Mapping):

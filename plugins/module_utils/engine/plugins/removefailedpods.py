@@ -58,7 +58,9 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     def condition(pod: Pod) -> bool:
         if pod.phase != "Failed":
             return False
-        if min_lifetime and now - pod.created < min_lifetime:
+        age = now - pod.created
+        # upstream converts the age to uint: a pod created "in the future" wraps to a huge age on amd64
+        if min_lifetime and 0 <= age < min_lifetime:
             return False
         if excluded_kinds and any(o.kind in excluded_kinds for o in pod.owners):
             return False
