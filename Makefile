@@ -23,7 +23,7 @@ $(COLL_LINK):
 venv: $(BIN)/.installed $(COLL_LINK)
 
 demo: venv
-	$(BIN)/python examples/generate_cluster.py --nodes 300 --pods-per-node 20 --seed 7 --out examples/snapshots/large.json.gz
+	$(BIN)/python examples/generate_cluster.py --flavor openshift --nodes 300 --pods-per-node 20 --seed 7 --out examples/snapshots/large.json.gz
 	$(BIN)/ansible-playbook -i examples/inventory.yml playbooks/dry_run.yml
 	@echo "Reports: examples/out/<cluster>/plan.{json,md,html} and examples/out/fleet-summary.{md,html}"
 
