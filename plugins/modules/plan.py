@@ -207,8 +207,10 @@ errors:
   returned: always
   type: list
   elements: dict
-warnings:
-  description: Notes on the input (ignored unknown fields, kinds the cluster does not serve, plugins not simulated).
+plan_warnings:
+  description:
+    - Notes on the input (ignored unknown fields, kinds the cluster does not serve, plugins not simulated).
+    - They are also shown as Ansible warnings; the written C(plan.json) has them as C(warnings).
   returned: always
   type: list
   elements: str
@@ -257,7 +259,9 @@ def main() -> None:
         supports_check_mode=True,
     )
     plan = run_and_report(module, run_plan, module.params)
-    for warning in plan.get("warnings", []):
+    # Ansible moves a result's "warnings" into its own warning channel, so the plan's are returned as plan_warnings
+    plan["plan_warnings"] = plan.pop("warnings", [])
+    for warning in plan["plan_warnings"]:
         module.warn(warning)
     module.exit_json(changed=False, **plan)
 
