@@ -203,7 +203,8 @@ class Pod:
         created = parse_time(meta.get("creationTimestamp"))
         self.created: float = created if created is not None else ZERO_TIME
         self.started: Optional[float] = parse_time(status.get("startTime"))
-        self.tolerations: list[dict] = [dict(t) for t in spec.get("tolerations") or []]
+        # sub-objects are kept by reference (not copied): the rest of the pod object is still freed
+        self.tolerations: list[dict] = list(spec.get("tolerations") or ())
         self.node_selector: dict[str, str] = {str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()}
         affinity = spec.get("affinity") or {}
         # Go: NodeSelector != nil || Affinity.NodeAffinity != nil (an empty map still counts)
@@ -222,8 +223,8 @@ class Pod:
             for p in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
         ]
         anti = (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
-        self.anti_affinity_terms: list[dict] = [dict(t) for t in anti]
-        self.spread_constraints: list[dict] = [dict(c) for c in spec.get("topologySpreadConstraints") or []]
+        self.anti_affinity_terms: list[dict] = list(anti)
+        self.spread_constraints: list[dict] = list(spec.get("topologySpreadConstraints") or ())
         self.containers = [ContainerState(s) for s in status.get("containerStatuses") or []]
         self.init_containers = [ContainerState(s) for s in status.get("initContainerStatuses") or []]
         self.ephemeral_containers = [ContainerState(s) for s in status.get("ephemeralContainerStatuses") or []]

@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle import run_cycle
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import Policy, load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
@@ -24,12 +25,13 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
                  prometheus_url: Optional[str] = None) -> dict:
     """Simulate one --dry-run descheduling cycle and describe it."""
     moment = _now(now)
-    snapshot = objects if isinstance(objects, Snapshot) else Snapshot(objects)
-    document = policy_document(policy, policy_kind, snapshot, prometheus_url)
-    loaded = load_policy(document, snapshot.priority_classes)
-    before = _usage_by_node(snapshot, None)
-    state, skipped = run_cycle(snapshot, loaded, moment)
-    return _describe(snapshot, loaded, policy_kind, moment, state, skipped, before)
+    with gc_paused():
+        snapshot = objects if isinstance(objects, Snapshot) else Snapshot(objects)
+        document = policy_document(policy, policy_kind, snapshot, prometheus_url)
+        loaded = load_policy(document, snapshot.priority_classes)
+        before = _usage_by_node(snapshot, None)
+        state, skipped = run_cycle(snapshot, loaded, moment)
+        return _describe(snapshot, loaded, policy_kind, moment, state, skipped, before)
 
 
 def policy_document(policy: Mapping[str, Any], policy_kind: str, snapshot: Snapshot,

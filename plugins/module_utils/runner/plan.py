@@ -9,6 +9,7 @@ import os
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError, PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import (
     Snapshot,
@@ -44,6 +45,11 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     plan["source"] = source
     plan["policy_origin"] = policy_origin
     plan["warnings"] = warnings + plan["warnings"]
+    if params.get("verify") == "server":
+        # a dryRun=All eviction per planned pod: the API server says whether its PDB allows it now
+        from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction import verify_evictions
+
+        plan["verification"] = verify_evictions(api_client or _client(params), plan["evictions"])
     if params.get("cluster_name"):
         plan["cluster"] = params["cluster_name"]
     if params.get("report_dir"):
@@ -56,9 +62,10 @@ def run_plan(params: Mapping[str, Any]) -> dict:
 def _snapshot_from_file(path: str) -> Snapshot:
     if not os.path.exists(path):
         raise EngineError(f"snapshot: file {path!r} does not exist; give the path of a JSON or YAML file of objects")
-    objects = load_snapshot_file(path)
-    snapshot = Snapshot(objects)
-    del objects
+    with gc_paused():
+        objects = load_snapshot_file(path)
+        snapshot = Snapshot(objects)
+        del objects
     return snapshot
 
 
@@ -73,8 +80,9 @@ def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any]) -> tuple[
         list_cluster_objects,
     )
 
-    listed = list_cluster_objects(api_client, page_size=params.get("page_size") or 500, slim=slim_object)
-    snapshot = Snapshot(listed.objects)
+    with gc_paused():
+        listed = list_cluster_objects(api_client, page_size=params.get("page_size") or 500, slim=slim_object)
+        snapshot = Snapshot(listed.objects)
     source = {"type": "cluster", "resource_versions": listed.resource_versions}
     return snapshot, list(listed.warnings), source
 
