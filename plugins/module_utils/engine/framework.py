@@ -68,6 +68,7 @@ class PluginHandle:
         self.evictor = evictor
         self.extra_filters = list(extra_filters)
         self.evicted_count = 0
+        self._fit_candidates: Optional[list[Node]] = None
 
     @property
     def nodes(self) -> list[Node]:
@@ -98,8 +99,9 @@ class PluginHandle:
         if evictor.node_fit:
             from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches
 
-            candidates = [n for n in self.state.ready_nodes if matches(evictor.node_selector, n.labels)]
-            if not fits_any_other_node(pod, candidates, self.state.usage):
+            if self._fit_candidates is None:  # ready nodes and the evictor's selector are fixed for the cycle
+                self._fit_candidates = [n for n in self.state.ready_nodes if matches(evictor.node_selector, n.labels)]
+            if not fits_any_other_node(pod, self._fit_candidates, self.state.usage):
                 if record:
                     self.spare(pod, R_NODE_FIT)
                 return False

@@ -1,7 +1,6 @@
 """Quantities as resource.Quantity reads them: exact sums, MilliValue/Value rounding up."""
 
 import pytest
-
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import (
     milli_value,
     parse_quantity,

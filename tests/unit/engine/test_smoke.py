@@ -1,8 +1,7 @@
 """A first end-to-end check of compute_plan on a tiny cluster."""
 
-from builders import build_node, build_pod, evicted_names, policy, set_rs_owner
-
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from builders import build_node, build_pod, evicted_names, policy, set_rs_owner
 
 NOW = "2026-11-22T12:00:00Z"
 
