@@ -17,6 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model imp
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import NodeUsage, fits_any_other_node
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
+R_NO_UID = "no metadata.uid (the descheduler refuses to evict such a pod)"
 EVICTED = "evicted"
 NOT_EVICTED = "not-evicted"
 
@@ -115,8 +116,12 @@ class PluginHandle:
     def evict(self, pod: Pod, reason: str) -> str:
         """EvictPod. Raises LimitError for the total and node limits; a namespace limit returns NOT_EVICTED."""
         state = self.state
-        if not pod.uid or pod.index in state.evicted:
-            return NOT_EVICTED  # upstream: empty UID is an error; a second eviction answers NotFound
+        if pod.index in state.evicted:
+            return NOT_EVICTED  # a second eviction of a pod evicted this cycle answers NotFound
+        if not pod.uid:
+            # upstream refuses to evict a pod without a UID (only hand-made snapshots lack one)
+            self.spare(pod, R_NO_UID)
+            return NOT_EVICTED
         try:
             state.limits.check(pod)
         except LimitError as exc:

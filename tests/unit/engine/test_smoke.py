@@ -21,3 +21,20 @@ def test_too_many_restarts_evicts_only_the_pod_over_threshold():
     assert evicted_names(plan) == ["many"]
     assert plan["evictions"][0]["reason"] == "restarts 150 ≥ threshold 100"
     assert plan["summary"]["by_plugin"] == {"RemovePodsHavingTooManyRestarts": 1}
+
+
+def test_a_pod_without_uid_is_never_evicted_and_the_plan_says_why():
+    nodes = [build_node("n1", 2000, 4 * 10**9, 10), build_node("n2", 2000, 4 * 10**9, 10)]
+
+    def restarted(pod):
+        set_rs_owner(pod)
+        pod["status"]["containerStatuses"] = [{"name": "c", "restartCount": 500}]
+
+    pod = build_pod("no-uid", 100, 100, "n1", restarted)
+    del pod["metadata"]["uid"]
+    restarts_policy = policy(("RemovePodsHavingTooManyRestarts", "deschedule", {"podRestartThreshold": 100}))
+    plan = compute_plan(nodes + [pod], restarts_policy, NOW)
+    assert plan["evictions"] == []
+    reasons = plan["spared"]["by_reason"]
+    uid_reasons = [r for r in reasons if "metadata.uid" in r]
+    assert uid_reasons and reasons[uid_reasons[0]]["examples"] == ["default/no-uid"]
