@@ -1,0 +1,52 @@
+"""The names the Kube Descheduler Operator, OLM and the upstream descheduler chart use (reference operator.md §0, §3).
+
+Kept in one place because install, uninstall and the tests must agree on every one of them.
+"""
+
+from __future__ import annotations
+
+# --- the operator as OLM installs it -------------------------------------------------------------------------------
+OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"  # hard-coded in the operator (const OperatorNamespace)
+PACKAGE = "cluster-kube-descheduler-operator"
+SUBSCRIPTION_NAME = PACKAGE
+OPERATOR_GROUP_NAME = OPERATOR_NAMESPACE
+CSV_PREFIX = "clusterkubedescheduleroperator."
+OPERATOR_DEPLOYMENT = "descheduler-operator"
+MONITORING_LABEL = "openshift.io/cluster-monitoring"
+OLM_OWNER_LABEL = f"operators.coreos.com/{PACKAGE}.{OPERATOR_NAMESPACE}"
+DEFAULT_CHANNEL = "stable"
+DEFAULT_SOURCE = "redhat-operators"
+DEFAULT_SOURCE_NAMESPACE = "openshift-marketplace"
+
+# --- what the operator renders -------------------------------------------------------------------------------------
+KUBEDESCHEDULER_CRD = "kubedeschedulers.operator.openshift.io"
+KUBEDESCHEDULER_NAME = "cluster"
+OPERAND_DEPLOYMENTS = ("descheduler", "softtainter")
+OPERAND_CLUSTER_ROLES = ("openshift-descheduler-operand", "openshift-descheduler-softtainter")
+OPERAND_CLUSTER_ROLE_BINDINGS = (
+    "openshift-descheduler-operand",
+    "cluster-monitoring-view-cr",
+    "openshift-descheduler-softtainter",
+    "openshift-descheduler-softtainter-monitoring",
+)
+SOFTTAINTER_ADMISSION_POLICY = "openshift-descheduler-softtainter-vap"
+SOFTTAINTER_ADMISSION_POLICY_BINDING = "openshift-descheduler-softtainter-vap-binding"
+SOFT_TAINT_PREFIX = "nodeutilization.descheduler.openshift.io/"
+
+# --- API versions ----------------------------------------------------------------------------------------------------
+OLM_V1ALPHA1 = "operators.coreos.com/v1alpha1"
+OLM_V1 = "operators.coreos.com/v1"
+PACKAGES_V1 = "packages.operators.coreos.com/v1"
+KUBEDESCHEDULER_API = "operator.openshift.io/v1"
+CRD_API = "apiextensions.k8s.io/v1"
+RBAC_API = "rbac.authorization.k8s.io/v1"
+ADMISSION_API = "admissionregistration.k8s.io/v1"
+
+# --- the upstream descheduler (kubernetes-sigs/descheduler Helm chart 0.36) ---------------------------------------
+UPSTREAM_IMAGE = "registry.k8s.io/descheduler/descheduler"
+UPSTREAM_VERSION = "v0.36.0"
+UPSTREAM_NAME = "descheduler"
+UPSTREAM_NAMESPACE = "kube-system"
+UPSTREAM_POLICY_KEY = "policy.yaml"
+UPSTREAM_POLICY_DIR = "/policy-dir"
+MANAGED_BY = "descheduler.fleet"

@@ -1,0 +1,75 @@
+"""The flow of one call of the operator module: build the client, install or uninstall one flavor, and return what
+was done step by step. Kept apart from the module so the module stays thin and this stays testable."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
+from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle import olm, uninstall, upstream
+from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.errors import LifecycleError
+from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.names import (
+    UPSTREAM_IMAGE,
+    UPSTREAM_NAME,
+    UPSTREAM_NAMESPACE,
+    UPSTREAM_VERSION,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.objects import ClusterSession
+from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.waiting import Waiter
+
+OLM_ONLY_OPTIONS = ("starting_csv",)
+UPSTREAM_DEFAULTS: dict[str, Any] = {
+    "name": UPSTREAM_NAME, "namespace": UPSTREAM_NAMESPACE, "image": UPSTREAM_IMAGE, "version": UPSTREAM_VERSION,
+    "mode": "predictive", "kind": "deployment", "interval": "5m", "schedule": "*/2 * * * *", "policy": None,
+    "priority_class_name": "system-cluster-critical", "log_level": 3, "extra_args": [],
+}
+
+
+def run_operator(params: Mapping[str, Any], check_mode: bool = False, want_diff: bool = False) -> dict:
+    """The module's result. A failure after the first write is returned (``failed``) with the actions done so far,
+    so the user sees where the run stopped."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
+
+    session = ClusterSession(build_api_client(params), check_mode=check_mode, want_diff=want_diff)
+    result: dict[str, Any] = {"flavor": params["flavor"], "state": params["state"], "check_mode": check_mode}
+    try:
+        result.update(dispatch(session, params))
+    except LifecycleError as error:
+        result.update(failed=True, msg=error.message, **error.details)
+    except ClusterError as error:
+        describe = getattr(error, "describe", None)
+        result.update(failed=True, msg=describe() if callable(describe) else str(error))
+    result.update(changed=session.changed, actions=session.actions, warnings=session.warnings)
+    if want_diff:
+        result["diff"] = session.diffs
+    return result
+
+
+def dispatch(session: ClusterSession, params: Mapping[str, Any]) -> dict:
+    waiter = Waiter(timeout=float(params["wait_timeout"]), interval=float(params["wait_sleep"]))
+    if params["flavor"] == "upstream":
+        for option in OLM_ONLY_OPTIONS:
+            if params.get(option):
+                session.warnings.append(f"{option} only applies to flavor olm; ignored")
+        request = upstream_request(params, waiter)
+        if params["state"] == "absent":
+            return upstream.uninstall(session, request)
+        return upstream.install(session, request)
+    if params["state"] == "absent":
+        return uninstall.uninstall(session, uninstall.UninstallRequest(
+            remove_crd=bool(params.get("remove_crd")), wait=bool(params["wait"]), waiter=waiter))
+    return olm.install(session, olm.OlmRequest(
+        channel=params["channel"], source=params["source"], source_namespace=params["source_namespace"],
+        starting_csv=params.get("starting_csv"), install_plan_approval=params["install_plan_approval"],
+        wait=bool(params["wait"]), waiter=waiter))
+
+
+def upstream_request(params: Mapping[str, Any], waiter: Waiter) -> upstream.UpstreamRequest:
+    given = {key: value for key, value in (params.get("upstream") or {}).items() if value is not None}
+    options = {**UPSTREAM_DEFAULTS, **given}
+    return upstream.UpstreamRequest(
+        name=options["name"], namespace=options["namespace"], image=options["image"], version=options["version"],
+        mode=options["mode"], kind=options["kind"], interval=options["interval"], schedule=options["schedule"],
+        policy=options["policy"] or {}, priority_class_name=options["priority_class_name"] or None,
+        log_level=int(options["log_level"]), extra_args=list(options["extra_args"] or []),
+        wait=bool(params["wait"]), waiter=waiter)

@@ -1,0 +1,341 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, descheduler.fleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: operator
+short_description: Install, upgrade or uninstall the descheduler on one cluster (OLM operator or upstream)
+version_added: 0.1.0
+description:
+  - "O(flavor=olm) (OpenShift, OKD): installs the Kube Descheduler Operator through OLM: the namespace
+    C(openshift-kube-descheduler-operator) labelled C(openshift.io/cluster-monitoring: \"true\"), an OperatorGroup
+    targeting it and a Subscription to package C(cluster-kube-descheduler-operator). The catalog is read first
+    (PackageManifest), so a missing package, channel or CSV fails with the list of what the catalog offers."
+  - With O(install_plan_approval=Manual), only the InstallPlan that installs the requested CSV is approved
+    (O(starting_csv), else the channel head for a first install); an InstallPlan for any other version, such as an
+    upgrade that was not asked for, is left waiting and reported in RV(pending_upgrade).
+  - With O(wait), waits until the Subscription's installed CSV is C(Succeeded) and the
+    C(kubedeschedulers.operator.openshift.io) CRD is established, and reports the installed version. A CSV that
+    fails stops the wait with its reason and message.
+  - "O(flavor=upstream) (plain Kubernetes): deploys the kubernetes-sigs descheduler as its Helm chart does:
+    ServiceAccount, ClusterRole and ClusterRoleBinding, the policy ConfigMap, and a Deployment (O(upstream.interval)
+    loop) or a CronJob (O(upstream.schedule)). The policy is validated before anything is written."
+  - "O(state=absent) removes, in this order: the KubeDescheduler C(cluster) (waiting for its operand Deployments to
+    go), the Subscription, the installed CSV(s), the OperatorGroup, the cluster-scoped objects the operator leaves
+    behind (ClusterRoles and ClusterRoleBindings C(openshift-descheduler-operand), C(cluster-monitoring-view-cr), the
+    soft-tainter's, its ValidatingAdmissionPolicy and binding), the C(nodeutilization.descheduler.openshift.io/*)
+    taints on nodes, the namespace (waiting until it is gone), and the CRD only with O(remove_crd=true).
+    With O(flavor=upstream) it removes the objects O(flavor=upstream) creates, not the namespace."
+  - Every step reads first and writes only what differs, so a second run reports no change.
+author:
+  - descheduler.fleet maintainers (@descheduler-fleet)
+extends_documentation_fragment:
+  - descheduler.fleet.connection
+attributes:
+  check_mode:
+    support: full
+    description: Can run in check_mode and return changed status prediction without modifying the cluster.
+    details: Reads the cluster (the catalog included) and reports in RV(actions) what it would create, update,
+      approve or delete; nothing is written and nothing is awaited.
+  diff_mode:
+    support: full
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    details: Before and after of every object created, updated or deleted (status and server bookkeeping left out).
+options:
+  flavor:
+    description:
+      - C(olm) installs the Kube Descheduler Operator with OLM (OpenShift, OKD).
+      - C(upstream) deploys the upstream descheduler without OLM (plain Kubernetes).
+    type: str
+    choices: [olm, upstream]
+    default: olm
+  state:
+    description: Whether the descheduler should be installed.
+    type: str
+    choices: [present, absent]
+    default: present
+  channel:
+    description: The package channel to subscribe to (O(flavor=olm)).
+    type: str
+    default: stable
+  source:
+    description: The CatalogSource offering the package (O(flavor=olm)).
+    type: str
+    default: redhat-operators
+  source_namespace:
+    description: The namespace of O(source).
+    type: str
+    default: openshift-marketplace
+  starting_csv:
+    description:
+      - The CSV to install, for example C(clusterkubedescheduleroperator.v5.3.2); it must be in O(channel).
+      - With O(install_plan_approval=Manual) it is a version pin; only the InstallPlan for this CSV is approved, and
+        changing it to a newer CSV of the channel approves that upgrade.
+      - With C(Automatic) approval OLM upgrades past it on its own (a warning says so).
+    type: str
+  install_plan_approval:
+    description: The Subscription's C(installPlanApproval).
+    type: str
+    choices: [Automatic, Manual]
+    default: Automatic
+  wait:
+    description:
+      - Wait for the install (CSV C(Succeeded), CRD established, upstream Deployment rolled out) or the removal
+        (operand Deployments and namespace gone). Never in check mode.
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds each wait may last before the module fails with the last state it saw.
+    type: int
+    default: 600
+  wait_sleep:
+    description: Seconds between two checks while waiting.
+    type: int
+    default: 5
+  remove_crd:
+    description:
+      - With O(state=absent) and O(flavor=olm), also delete the C(kubedeschedulers.operator.openshift.io) CRD
+        (OLM never deletes CRDs).
+    type: bool
+    default: false
+  upstream:
+    description: The upstream descheduler (O(flavor=upstream)); every suboption has a default.
+    type: dict
+    suboptions:
+      name:
+        description: Name of the ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap and Deployment/CronJob.
+        type: str
+        default: descheduler
+      namespace:
+        description: Namespace of the descheduler (created when missing, never deleted).
+        type: str
+        default: kube-system
+      image:
+        description: Image repository.
+        type: str
+        default: registry.k8s.io/descheduler/descheduler
+      version:
+        description: Image tag, the descheduler version.
+        type: str
+        default: v0.36.0
+      mode:
+        description:
+          - C(predictive) runs with C(--dry-run=true) (evictions are only logged); C(automatic) evicts.
+        type: str
+        choices: [predictive, automatic]
+        default: predictive
+      kind:
+        description: Run as a C(deployment) (a loop every O(upstream.interval)) or a C(cronjob) (O(upstream.schedule)).
+        type: str
+        choices: [deployment, cronjob]
+        default: deployment
+      interval:
+        description: The C(--descheduling-interval) of a deployment, a Go duration such as C(5m).
+        type: str
+        default: 5m
+      schedule:
+        description: The cron schedule of a cronjob.
+        type: str
+        default: "*/2 * * * *"
+      policy:
+        description:
+          - The C(descheduler/v1alpha2) DeschedulerPolicy (C(apiVersion) and C(kind) may be left out).
+          - Defaults to the Helm chart's default policy.
+        type: dict
+      priority_class_name:
+        description: The pod's priority class; an empty string sets none.
+        type: str
+        default: system-cluster-critical
+      log_level:
+        description: The C(--v) verbosity.
+        type: int
+        default: 3
+      extra_args:
+        description: More descheduler flags, for example C(--kube-api-qps=50).
+        type: list
+        elements: str
+        default: []
+notes:
+  - The operator only works in the namespace C(openshift-kube-descheduler-operator) (hard-coded in the operator).
+  - Configure the operator afterwards with M(descheduler.fleet.kubedescheduler).
+requirements:
+  - kubernetes >= 31.0.0
+  - PyYAML
+"""
+
+EXAMPLES = r"""
+- name: Install the operator from the stable channel and wait for it
+  descheduler.fleet.operator:
+    kubeconfig: ~/.kube/prod.kubeconfig
+  register: installed
+
+- name: Install a pinned version with manual approval (no unexpected upgrade)
+  descheduler.fleet.operator:
+    install_plan_approval: Manual
+    starting_csv: clusterkubedescheduleroperator.v5.3.2
+
+- name: Deploy the upstream descheduler as a CronJob in predictive mode
+  descheduler.fleet.operator:
+    flavor: upstream
+    upstream:
+      kind: cronjob
+      schedule: "*/10 * * * *"
+      mode: predictive
+      policy:
+        profiles:
+          - name: default
+            pluginConfig:
+              - name: DefaultEvictor
+              - name: RemovePodsHavingTooManyRestarts
+                args:
+                  podRestartThreshold: 100
+            plugins:
+              deschedule:
+                enabled: [RemovePodsHavingTooManyRestarts]
+
+- name: Uninstall the operator and everything it left behind, the CRD too
+  descheduler.fleet.operator:
+    state: absent
+    remove_crd: true
+"""
+
+RETURN = r"""
+changed:
+  description: Whether anything was (or, in check mode, would be) written.
+  returned: always
+  type: bool
+actions:
+  description:
+    - Every step in order, one entry per object, with what was done (or would be, in check mode).
+    - C(action) is C(create), C(update), C(delete), C(approve), C(wait) or C(none).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - step: subscription
+      object: Subscription openshift-kube-descheduler-operator/cluster-kube-descheduler-operator
+      action: create
+      changed: true
+      message: created
+installed_csv:
+  description: The CSV the Subscription installed (O(flavor=olm), O(state=present)).
+  returned: when flavor is olm and state is present
+  type: str
+  sample: clusterkubedescheduleroperator.v5.4.0
+installed_version:
+  description: The operator version (the CSV's C(spec.version)), or the upstream image tag.
+  returned: when state is present
+  type: str
+  sample: 5.4.0
+csv_phase:
+  description: The phase of the installed CSV.
+  returned: when flavor is olm and state is present
+  type: str
+  sample: Succeeded
+crd_established:
+  description: Whether the KubeDescheduler CRD is established.
+  returned: when flavor is olm and state is present
+  type: bool
+subscription:
+  description: The Subscription's spec and status in short.
+  returned: when flavor is olm and state is present
+  type: dict
+catalog:
+  description: The package channel as the catalog describes it (default channel, head CSV, the channel's CSVs).
+  returned: when flavor is olm and state is present
+  type: dict
+install_plans:
+  description: The operator's InstallPlans with their CSVs, approval and phase.
+  returned: when flavor is olm and state is present
+  type: list
+  elements: dict
+pending_upgrade:
+  description: An InstallPlan waiting for approval that was not approved because it is not the requested version.
+  returned: when flavor is olm and state is present
+  type: dict
+removed_csvs:
+  description: The CSVs deleted (or that would be).
+  returned: when flavor is olm and state is absent
+  type: list
+  elements: str
+untainted_nodes:
+  description: The nodes whose soft-taints were removed.
+  returned: when flavor is olm and state is absent
+  type: list
+  elements: str
+workload:
+  description: The upstream Deployment or CronJob.
+  returned: when flavor is upstream and state is present
+  type: dict
+policy:
+  description: The DeschedulerPolicy deployed (upstream).
+  returned: when flavor is upstream and state is present
+  type: dict
+args:
+  description: The descheduler's command line flags (upstream).
+  returned: when flavor is upstream and state is present
+  type: list
+  elements: str
+removed:
+  description: The upstream objects deleted (or that would be).
+  returned: when flavor is upstream and state is absent
+  type: list
+  elements: str
+diff:
+  description: Before and after of each object changed.
+  returned: with --diff
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.runner import run_operator
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+
+UPSTREAM_SPEC = dict(
+    name=dict(type="str", default="descheduler"),
+    namespace=dict(type="str", default="kube-system"),
+    image=dict(type="str", default="registry.k8s.io/descheduler/descheduler"),
+    version=dict(type="str", default="v0.36.0"),
+    mode=dict(type="str", choices=["predictive", "automatic"], default="predictive"),
+    kind=dict(type="str", choices=["deployment", "cronjob"], default="deployment"),
+    interval=dict(type="str", default="5m"),
+    schedule=dict(type="str", default="*/2 * * * *"),
+    policy=dict(type="dict"),
+    priority_class_name=dict(type="str", default="system-cluster-critical"),
+    log_level=dict(type="int", default=3),
+    extra_args=dict(type="list", elements="str", default=[]),
+)
+
+ARGUMENT_SPEC = dict(
+    CONNECTION_ARG_SPEC,
+    flavor=dict(type="str", choices=["olm", "upstream"], default="olm"),
+    state=dict(type="str", choices=["present", "absent"], default="present"),
+    channel=dict(type="str", default="stable"),
+    source=dict(type="str", default="redhat-operators"),
+    source_namespace=dict(type="str", default="openshift-marketplace"),
+    starting_csv=dict(type="str"),
+    install_plan_approval=dict(type="str", choices=["Automatic", "Manual"], default="Automatic"),
+    wait=dict(type="bool", default=True),
+    wait_timeout=dict(type="int", default=600),
+    wait_sleep=dict(type="int", default=5),
+    remove_crd=dict(type="bool", default=False),
+    upstream=dict(type="dict", options=UPSTREAM_SPEC, apply_defaults=True),
+)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    result = run_and_report(module, run_operator, module.params, module.check_mode, module._diff)
+    for warning in result.pop("warnings"):
+        module.warn(warning)
+    if result.pop("failed", False):
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""The install and uninstall roles through their playbooks, on a fleet of emulated clusters (one inventory host per
+cluster): canary rollout, idempotence, check mode, the per-cluster summary, and a failing canary that stops the
+rollout before the other clusters are touched."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from emulator import Emulator
+from emulator.olm import Olm, csv_name
+from playbook import REPO, run_playbook
+
+pytestmark = pytest.mark.needs_emulator
+
+NAMESPACE = "openshift-kube-descheduler-operator"
+INSTALL = REPO / "playbooks" / "install.yml"
+UNINSTALL = REPO / "playbooks" / "uninstall.yml"
+
+
+class Fleet:
+    """Emulated clusters, each with OLM (or not), and an inventory naming them in order."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.clusters: dict[str, Emulator] = {}
+
+    def add(self, name: str, olm: Olm | None) -> Emulator:
+        cluster = Emulator().start()
+        cluster.write_kubeconfig(self.tmp_path / f"{name}.kubeconfig")
+        if olm is not None:
+            olm.install(cluster)
+        self.clusters[name] = cluster
+        return cluster
+
+    def inventory(self) -> Path:
+        hosts = {name: {"descheduler_kubeconfig": str(c.kubeconfig), "descheduler_wait_sleep": 1,
+                        "descheduler_wait_timeout": 10} for name, c in self.clusters.items()}
+        path = self.tmp_path / "inventory.yml"
+        path.write_text(yaml.safe_dump({"clusters": {"hosts": hosts}}, sort_keys=False))
+        return path
+
+    def run(self, playbook: Path, *args: str, stats: bool = True) -> Any:
+        env = {"ANSIBLE_SHOW_CUSTOM_STATS": "1", "ANSIBLE_CALLBACK_RESULT_FORMAT": "yaml"} if stats else {}
+        return run_playbook(playbook, "-i", str(self.inventory()), *args, env=env)
+
+    def stop(self) -> None:
+        for cluster in self.clusters.values():
+            cluster.stop()
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[Fleet]:
+    created = Fleet(tmp_path)
+    try:
+        yield created
+    finally:
+        created.stop()
+
+
+def output(process: Any) -> str:
+    return process.stdout + process.stderr
+
+
+def recap(process: Any) -> dict[str, dict[str, int]]:
+    """PLAY RECAP counters per host."""
+    counters: dict[str, dict[str, int]] = {}
+    lines = process.stdout.split("PLAY RECAP")[-1].splitlines()
+    for line in lines:
+        if ":" in line and "ok=" in line:
+            host, rest = line.split(":", 1)
+            counters[host.strip()] = {k: int(v) for k, v in (item.split("=") for item in rest.split())}
+    return counters
+
+
+def test_install_then_uninstall_a_fleet_of_two(fleet: Fleet) -> None:
+    east, west = fleet.add("east", Olm()), fleet.add("west", Olm())
+
+    installed = fleet.run(INSTALL)
+    assert installed.returncode == 0, output(installed)[-6000:]
+    text = output(installed)
+    assert f"east: installed {csv_name('5.4.0')} (version 5.4.0), 3 change(s)" in text
+    assert f"west: installed {csv_name('5.4.0')} (version 5.4.0), 3 change(s)" in text
+    assert "Fleet: 1 installed, 0 failed, 1 not reached yet (of 2)" in text  # after the canary batch
+    assert "Fleet: 2 installed, 0 failed, 0 not reached yet (of 2)" in text
+    assert recap(installed)["east"]["changed"] == 1 and recap(installed)["west"]["changed"] == 1
+    for cluster in (east, west):
+        assert cluster.get("clusterserviceversions.operators.coreos.com", NAMESPACE, csv_name("5.4.0")) is not None
+
+    again = fleet.run(INSTALL)
+    assert again.returncode == 0, output(again)[-6000:]
+    assert "east: installed" in output(again) and "no change" in output(again)
+    assert all(counters["changed"] == 0 for counters in recap(again).values())
+
+    preview = fleet.run(UNINSTALL, "--check")
+    assert preview.returncode == 0, output(preview)[-6000:]
+    assert east.get("Namespace", None, NAMESPACE) is not None  # check mode deleted nothing
+
+    removed = fleet.run(UNINSTALL, "-e", "descheduler_remove_crd=true")
+    assert removed.returncode == 0, output(removed)[-6000:]
+    assert "Fleet: 2 uninstalled, 0 failed, 0 not reached yet (of 2)" in output(removed)
+    for cluster in (east, west):
+        assert cluster.get("Namespace", None, NAMESPACE) is None
+        assert cluster.get("CustomResourceDefinition", None, "kubedeschedulers.operator.openshift.io") is None
+    assert all(counters["changed"] == 0 for counters in recap(fleet.run(UNINSTALL)).values())
+
+
+def test_failing_canary_stops_the_rollout(fleet: Fleet) -> None:
+    fleet.add("canary", Olm(packages=[]))  # its catalog lacks the package
+    rest = fleet.add("rest", Olm())
+
+    process = fleet.run(INSTALL)
+    assert process.returncode != 0
+    text = output(process)
+    assert "canary: FAILED: package cluster-kube-descheduler-operator is not in catalog redhat-operators" in text
+    assert "rest: not reached yet" in text
+    assert "rest" not in recap(process)  # never started
+    assert rest.get("Namespace", None, NAMESPACE) is None
+
+
+def test_upstream_flavor_and_stats_for_awx(fleet: Fleet, tmp_path: Path) -> None:
+    cluster = fleet.add("kind", None)
+    extra = tmp_path / "extra.json"
+    extra.write_text(json.dumps({"descheduler_flavor": "upstream", "descheduler_wait": False,
+                                 "descheduler_upstream": {"kind": "cronjob", "schedule": "*/5 * * * *"}}))
+
+    process = fleet.run(INSTALL, "-e", f"@{extra}")
+    assert process.returncode == 0, output(process)[-6000:]
+    assert "kind: installed (version v0.36.0), 5 change(s)" in output(process)
+    assert "descheduler_install" in output(process)  # set_stats, shown with ANSIBLE_SHOW_CUSTOM_STATS
+    assert cluster.get("CronJob", "kube-system", "descheduler")["spec"]["schedule"] == "*/5 * * * *"
+
+    removed = fleet.run(UNINSTALL, "-e", f"@{extra}")
+    assert removed.returncode == 0, output(removed)[-6000:]
+    assert cluster.get("CronJob", "kube-system", "descheduler") is None
+    assert cluster.get("Namespace", None, "kube-system") is not None
+
+
+def test_failure_threshold_stops_later_batches(fleet: Fleet) -> None:
+    names = ["a", "b", "c", "d", "e"]
+    for name in names:
+        fleet.add(name, Olm(packages=[]) if name == "b" else Olm())
+
+    process = fleet.run(INSTALL, "-e", '{"descheduler_serial": [1, 2, 2]}', stats=False)
+
+    assert process.returncode != 0
+    assert sorted(recap(process)) == ["a", "b", "c"]  # the batch with the failure finished, the next never began
+    assert "d: not reached yet" in output(process)
+    assert fleet.clusters["d"].get("Namespace", None, NAMESPACE) is None
