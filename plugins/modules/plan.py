@@ -101,6 +101,16 @@ options:
     description:
       - Name of the cluster, shown in reports.
     type: str
+  verify:
+    description:
+      - C(server) asks the API server, for each planned eviction, whether it would be allowed now - a server-side
+        dry-run eviction (C(dryRun=All)) that checks the PodDisruptionBudgets and changes nothing - and adds
+        C(verification) (C(allowed), C(status), C(message)) to each eviction.
+      - C(none) does not contact the cluster for this.
+      - With O(snapshot), the cluster of the connection options is asked; pods it does not have are reported as such.
+    type: str
+    choices: [none, server]
+    default: none
 notes:
   - Where the descheduler itself is random (Go map iteration, unstable sorts), the plan uses a fixed order
     (nodes by name, pods by namespace and name) and stable sorts; ties may be broken differently from a real run.
@@ -218,6 +228,14 @@ now:
   description: The time treated as now.
   returned: always
   type: str
+verification:
+  description:
+    - With O(verify=server), how many planned evictions the API server would allow now and how many it would refuse.
+    - Each eviction then also carries C(verification) with C(allowed) (bool), C(status) (HTTP code of the dry run,
+      201 allowed, 429 blocked by a PodDisruptionBudget) and C(message).
+  returned: when O(verify=server)
+  type: dict
+  sample: {allowed: 10, blocked: 2}
 report_files:
   description: Paths of the written reports.
   returned: when O(report_dir) is set
@@ -241,7 +259,7 @@ ARGUMENT_SPEC = dict(
         options=dict(
             namespace=dict(type="str", default="kube-system"),
             name=dict(type="str", default="descheduler"),
-            key=dict(type="str", default="policy.yaml"),
+            key=dict(type="str", default="policy.yaml", no_log=False),  # a ConfigMap key name, not a secret
         ),
     ),
     now=dict(type="str"),
@@ -249,6 +267,7 @@ ARGUMENT_SPEC = dict(
     page_size=dict(type="int", default=500),
     report_dir=dict(type="path"),
     cluster_name=dict(type="str"),
+    verify=dict(type="str", choices=["none", "server"], default="none"),
 )
 
 

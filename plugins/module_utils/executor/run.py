@@ -1,0 +1,115 @@
+"""One execution of a list of targets: workers in a thread pool (one per pod in flight), the shared gate, the journal,
+the failure budget, and the result."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any, Callable, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.journal import Journal
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.kubevirt import ClusterKubeVirt
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.limits import Gate, SlotRequest
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.options import ExecutorOptions
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.replacements import ReplacementTracker
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.result import (
+    DISRUPTED,
+    WOULD_EVICT,
+    WOULD_MIGRATE,
+    PodResult,
+    summarise,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.targets import Target
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.worker import PodWorker, RunContext
+
+
+class FailureBudget:
+    """Counts failed pods; past the budget, stops the run (pods not yet started are skipped, pods already evicted
+    are still followed to their end)."""
+
+    def __init__(self, budget: int, stop: threading.Event, gate: Gate) -> None:
+        self.budget = budget
+        self.failures = 0
+        self.exceeded = False
+        self._stop = stop
+        self._gate = gate
+        self._lock = threading.Lock()
+
+    def record_failure(self) -> None:
+        with self._lock:
+            self.failures += 1
+            if self.failures > self.budget and not self.exceeded:
+                self.exceeded = True
+                self._stop.set()
+                self._gate.wake_all()
+
+
+def execute(api_client: Any, targets: list[Target], options: ExecutorOptions, *,
+            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> dict:
+    """Evict (or, in check mode, dry-run) every target within the limits; returns the structured result."""
+    started_at, started = _utc_now(), clock()
+    journal = Journal(options.journal, read_only=options.check_mode)
+    gate = Gate(options, clock)
+    stop = threading.Event()
+    budget = FailureBudget(options.failure_budget, stop, gate)
+    context = RunContext(api_client=api_client, options=options, gate=gate, journal=journal,
+                         tracker=ReplacementTracker(api_client, clock, sleep), kubevirt=ClusterKubeVirt(api_client),
+                         stop=stop, clock=clock, sleep=sleep, on_failure=budget.record_failure)
+    _count_earlier_evictions(journal, targets, gate)
+    journal.record("run_started", targets=len(targets), check_mode=options.check_mode, limits=options.limits())
+    try:
+        results = _run_workers(context, targets)
+    finally:
+        journal.record("run_finished")
+        journal.close()
+    return _result(results, options, gate, journal, budget, started_at, clock() - started)
+
+
+def _run_workers(context: RunContext, targets: list[Target]) -> list[PodResult]:
+    # check mode runs one pod at a time: nothing is held, and the order of the answers stays the plan's
+    workers = 1 if context.options.check_mode else context.options.max_in_flight
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evict") as pool:
+        futures = [pool.submit(PodWorker(context, target).run) for target in targets]
+        return [future.result() for future in futures]
+
+
+def _count_earlier_evictions(journal: Journal, targets: list[Target], gate: Gate) -> None:
+    """A resumed run is the same run: what the journal shows as evicted uses up the caps."""
+    for target in targets:
+        history = journal.history.get(target.key)
+        if history is not None and history.done:
+            owner = target.owner or {}
+            owner_key = f"{target.namespace}/{owner.get('kind')}/{owner.get('name')}" if owner.get("kind") else None
+            gate.count_done(SlotRequest(history.node or target.node, target.namespace, owner_key))
+
+
+def _result(results: list[PodResult], options: ExecutorOptions, gate: Gate, journal: Journal,
+            budget: FailureBudget, started_at: str, seconds: float) -> dict:
+    summary = summarise(results)
+    changed = any(r.changed for r in results) if not options.check_mode else any(
+        r.status in (WOULD_EVICT, WOULD_MIGRATE) for r in results)
+    stopped: Optional[str] = None
+    if budget.exceeded:
+        stopped = (f"failure budget exceeded: {budget.failures} pod(s) failed, failure_budget is "
+                   f"{options.failure_budget}; pods not started were skipped")
+    summary["durations"]["run_seconds"] = round(seconds, 3)
+    return {
+        "changed": changed,
+        "check_mode": options.check_mode,
+        "started_at": started_at,
+        "pods": [r.as_dict() for r in results],
+        **summary,
+        "evicted_now": sum(1 for r in results if r.changed and r.status in DISRUPTED),
+        "limits": {**options.limits(), "hit": gate.hits(), "max_in_flight_seen": gate.stats.max_in_flight_seen,
+                   "max_migrations_seen": gate.stats.max_migrations_seen},
+        "failures": budget.failures,
+        "stopped": stopped is not None,
+        "stop_reason": stopped,
+        "journal": {"path": options.journal, "run_id": journal.run_id, "previous_runs": journal.previous_runs},
+    }
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,358 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, descheduler.fleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: evict
+short_description: Execute a reviewed eviction plan safely (PDB-aware, VM-aware, limited and resumable)
+version_added: 0.1.0
+description:
+  - Evicts exactly the pods of a plan computed by M(descheduler.fleet.plan) (its result or its C(plan.json)), or of a
+    list of pods, through the C(policy/v1) Eviction API, so PodDisruptionBudgets are always honoured.
+  - "Before each eviction the pod is read again: a pod that is gone, was replaced (another UID), runs on another
+    node than the plan saw, or is terminating is skipped with the reason (C(stale_*))."
+  - A 429 (the PodDisruptionBudget forbids it now) is retried with exponential backoff until O(timeout), then
+    reported as C(blocked_by_pdb); the pod is never forced. A 500 (several PDBs select the pod) is a hard failure for
+    that pod. A 404 means the pod is already gone.
+  - Caps per node, per namespace, per owner (workload) and in total count evictions that happened; at most
+    O(max_in_flight) pods are disrupted at once, and at most O(max_unavailable) of a workload's replicas.
+  - After an eviction, waits until the workload is back to its desired ready replicas and reports where the
+    replacement landed (O(wait_for_replacements)).
+  - KubeVirt virt-launcher pods are live-migrated - KubeVirt answers their eviction with a 429 "Eviction triggered
+    evacuation" that means the migration started - and tracked until the VM runs on another node, within the
+    migration concurrency limits. VMs whose eviction strategy would restart them are skipped unless
+    O(allow_vm_restart).
+  - Every request and outcome is written to O(journal) as it happens; a run given the same journal skips what is
+    done and never evicts a pod twice, even after an interruption.
+  - "In check mode each eviction is a server-side dry run (C(dryRun=All)): the API server answers per pod whether
+    its budget allows it now, and nothing changes."
+author:
+  - descheduler.fleet maintainers (@descheduler-fleet)
+extends_documentation_fragment:
+  - descheduler.fleet.connection
+attributes:
+  check_mode:
+    support: full
+    description: Can run in check_mode; every eviction is then a server-side dry run that changes nothing.
+    details: The journal is read but not written; report files, when asked for, are written.
+  diff_mode:
+    support: none
+    description: Evictions have no diff.
+options:
+  plan:
+    description:
+      - The plan to execute, as returned by M(descheduler.fleet.plan) (only C(evictions) and C(now) are read).
+      - Exactly one of O(plan), O(plan_file) and O(pods) is required.
+    type: dict
+  plan_file:
+    description:
+      - Path of the C(plan.json) written by M(descheduler.fleet.plan) (O(descheduler.fleet.plan#module:report_dir))
+        or by the C(dry_run) role.
+    type: path
+  pods:
+    description:
+      - Pods to evict, in order, instead of a plan.
+    type: list
+    elements: dict
+    suboptions:
+      namespace:
+        description: Namespace of the pod.
+        type: str
+        required: true
+      name:
+        description: Name of the pod.
+        type: str
+        required: true
+      uid:
+        description: UID of the pod; when given, a pod of the same name with another UID is not evicted.
+        type: str
+      node:
+        description: Node the pod is expected on; when given, a pod found elsewhere is not evicted.
+        type: str
+  max_plan_age:
+    description:
+      - Refuse a plan computed longer ago than this (its C(now)), as a Go duration (C(30m), C(2h)) or seconds.
+    type: str
+  max_per_node:
+    description: At most this many evictions from one node in this run. Unset means no cap.
+    type: int
+  max_per_namespace:
+    description: At most this many evictions in one namespace in this run. Unset means no cap.
+    type: int
+  max_per_owner:
+    description: At most this many evictions of one owner (the pod's controller, such as a ReplicaSet) in this run.
+    type: int
+  max_total:
+    description: At most this many evictions in this run. Unset means no cap.
+    type: int
+  max_in_flight:
+    description:
+      - At most this many pods between their first eviction request and their end (replaced, migrated or given up).
+    type: int
+    default: 5
+  pause:
+    description: Seconds to wait between the starts of two evictions.
+    type: float
+    default: 0
+  max_unavailable:
+    description:
+      - At most this many replicas of one workload unavailable at once, as a count (C(1)) or a percentage of its
+        desired replicas (C(25%), rounded down but never below 1). Before evicting more of a workload, the executor
+        waits (up to O(timeout)) for its ready replicas to recover.
+      - C(none) turns the check off (the PodDisruptionBudgets still apply).
+    type: str
+    default: 25%
+  timeout:
+    description:
+      - Seconds a pod may wait for its workload to recover and be retried after 429 answers before it is reported
+        as blocked.
+    type: float
+    default: 300
+  retry_delay:
+    description: First delay, in seconds, before retrying a 429; it doubles on each retry, up to 30 seconds.
+    type: float
+    default: 5
+  poll_interval:
+    description: Seconds between two reads while waiting for a replacement, a workload or a migration.
+    type: float
+    default: 2
+  grace_period:
+    description:
+      - C(gracePeriodSeconds) of the eviction's delete options; unset uses each pod's own termination grace period.
+    type: int
+  failure_budget:
+    description:
+      - How many pods may fail (errors other than a PDB refusal) before the run stops. Pods already evicted are
+        still followed to their end; pods not started are skipped; the task then fails.
+    type: int
+    default: 3
+  journal:
+    description:
+      - Path of the journal (JSON lines, one fsync per record). Give the same path to resume an interrupted run.
+      - Without it nothing is recorded and an interrupted run cannot be resumed safely.
+    type: path
+  wait_for_replacements:
+    description: After each eviction, wait until the workload is back to its desired ready replicas.
+    type: bool
+    default: true
+  replacement_timeout:
+    description: Seconds to wait for a replacement; on timeout the pod is still C(evicted), with the replacement
+      marked C(timeout).
+    type: float
+    default: 300
+  kubevirt:
+    description: KubeVirt live migrations.
+    type: dict
+    suboptions:
+      max_migrations_per_cluster:
+        description: At most this many live migrations started by this run at once (KubeVirt's default is 5).
+        type: int
+        default: 5
+      max_migrations_per_node:
+        description: At most this many outbound live migrations from one node at once (KubeVirt's default is 2).
+        type: int
+        default: 2
+      migration_timeout:
+        description: Seconds to follow one VM's migration (failed attempts are retried by KubeVirt meanwhile).
+        type: float
+        default: 900
+  allow_vm_restart:
+    description:
+      - Evict VM pods whose effective eviction strategy is not a live migration (C(None), or C(LiveMigrateIfPossible)
+        on a VM that is not live-migratable). Their VM is stopped or restarted.
+    type: bool
+    default: false
+  report_dir:
+    description: When set, write the result there as C(evict-result.json) and C(evict-result.md).
+    type: path
+  cluster_name:
+    description: Name of the cluster, shown in reports.
+    type: str
+notes:
+  - "RBAC: C(create) on C(pods/eviction); C(get) on C(pods) and C(list) on C(pods) in the namespaces concerned;
+    C(get) on C(replicasets), C(statefulsets), C(daemonsets); for KubeVirt C(get) on C(virtualmachineinstances),
+    C(list) on C(virtualmachineinstancemigrations) and cluster-wide C(list) on C(kubevirts)."
+  - A run can be long; use C(async)/C(poll) on the task when it may exceed the connection's timeouts.
+  - The journal is keyed by pod UID. A pod recorded as requested without an outcome is read again on resume - gone
+    or replaced means done - so it is never evicted a second time.
+requirements:
+  - kubernetes >= 31.0.0
+"""
+
+EXAMPLES = r"""
+- name: Preview the plan of a cluster
+  descheduler.fleet.plan:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    report_dir: /srv/reports/prod
+  register: plan
+
+- name: Check the plan against the PodDisruptionBudgets now (server-side dry run)
+  descheduler.fleet.evict:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    plan: "{{ plan }}"
+  check_mode: true
+  register: preview
+
+- name: Execute it, two pods per node at most, resumable
+  descheduler.fleet.evict:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    plan_file: /srv/reports/prod/plan.json
+    max_plan_age: 2h
+    max_per_node: 2
+    max_total: 20
+    max_in_flight: 3
+    journal: /srv/reports/prod/evict-journal.jsonl
+    report_dir: /srv/reports/prod
+  register: evicted
+
+- name: Evict two pods by name
+  descheduler.fleet.evict:
+    pods:
+      - {namespace: shop, name: web-5d9c7-abcde}
+      - {namespace: shop, name: web-5d9c7-fghij}
+    wait_for_replacements: true
+"""
+
+RETURN = r"""
+changed:
+  description: Whether a pod was evicted or a VM migration started by this run (in check mode, whether one would be).
+  returned: always
+  type: bool
+pods:
+  description: One entry per pod, in plan order.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - namespace: shop
+      name: web-5d9c7-abcde
+      uid: 0a1b2c3d
+      node: worker-3
+      owner: shop/ReplicaSet/web-5d9c7
+      status: evicted
+      reason_code: null
+      reason: null
+      error: null
+      attempts: 2
+      duration_seconds: 12.4
+      replacement: {status: ready, pod: web-5d9c7-xyz12, node: worker-1, same_node: false, seconds: 9.8}
+      migration: null
+      vm: null
+      resumed: false
+counts:
+  description: Pods by status (evicted, migrated, blocked_by_pdb, skipped, failed, would_evict, would_migrate), the
+    total, and how many outcomes came from an earlier run's journal.
+  returned: always
+  type: dict
+  sample: {evicted: 7, migrated: 2, blocked_by_pdb: 1, skipped: 2, failed: 0, would_evict: 0, would_migrate: 0,
+           total: 12, resumed: 0}
+skipped_by_reason:
+  description: Skipped pods by reason code (stale_gone, stale_replaced, stale_moved, stale_terminating,
+    limit_reached, owner_not_recovered, vm_not_migratable, vm_restart_not_allowed, vm_external, kubevirt_refused,
+    already_done, pod_gone, run_stopped, journal_inconsistent).
+  returned: always
+  type: dict
+durations:
+  description: Run seconds, and count/max/mean seconds of pod evictions, replacements and migrations.
+  returned: always
+  type: dict
+placements:
+  description: Where replacements and migrated VMs landed, how many on the same node again, and counts by node.
+  returned: always
+  type: dict
+limits:
+  description: The caps applied, which were reached (C(hit)), and the highest concurrency seen.
+  returned: always
+  type: dict
+evicted_now:
+  description: Pods evicted or migrated by this run.
+  returned: always
+  type: int
+failures:
+  description: Pods that failed.
+  returned: always
+  type: int
+stopped:
+  description: Whether the run stopped because the failure budget was exceeded (the task then fails).
+  returned: always
+  type: bool
+stop_reason:
+  description: Why the run stopped.
+  returned: always
+  type: str
+journal:
+  description: Journal path, this run's id, and how many runs wrote to the journal before.
+  returned: always
+  type: dict
+input:
+  description: Where the pods came from, how many, and the plan's time and age.
+  returned: always
+  type: dict
+report_files:
+  description: Paths of the written reports.
+  returned: when O(report_dir) is set
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.evict import run_evict
+
+ARGUMENT_SPEC = dict(
+    CONNECTION_ARG_SPEC,
+    plan=dict(type="dict"),
+    plan_file=dict(type="path"),
+    pods=dict(type="list", elements="dict", options=dict(
+        namespace=dict(type="str", required=True),
+        name=dict(type="str", required=True),
+        uid=dict(type="str"),
+        node=dict(type="str"),
+    )),
+    max_plan_age=dict(type="str"),
+    max_per_node=dict(type="int"),
+    max_per_namespace=dict(type="int"),
+    max_per_owner=dict(type="int"),
+    max_total=dict(type="int"),
+    max_in_flight=dict(type="int", default=5),
+    pause=dict(type="float", default=0),
+    max_unavailable=dict(type="str", default="25%"),
+    timeout=dict(type="float", default=300),
+    retry_delay=dict(type="float", default=5),
+    poll_interval=dict(type="float", default=2),
+    grace_period=dict(type="int"),
+    failure_budget=dict(type="int", default=3),
+    journal=dict(type="path"),
+    wait_for_replacements=dict(type="bool", default=True),
+    replacement_timeout=dict(type="float", default=300),
+    kubevirt=dict(type="dict", options=dict(
+        max_migrations_per_cluster=dict(type="int", default=5),
+        max_migrations_per_node=dict(type="int", default=2),
+        migration_timeout=dict(type="float", default=900),
+    )),
+    allow_vm_restart=dict(type="bool", default=False),
+    report_dir=dict(type="path"),
+    cluster_name=dict(type="str"),
+)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=[("plan", "plan_file", "pods")],
+        required_one_of=[("plan", "plan_file", "pods")],
+        supports_check_mode=True,
+    )
+    result = run_and_report(module, run_evict, module.params, module.check_mode)
+    if result["stopped"]:
+        module.fail_json(msg=result["stop_reason"], **result)
+    for pod in result["pods"]:
+        if pod["status"] == "failed":
+            module.warn(f"{pod['namespace']}/{pod['name']}: {pod['error']}")
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

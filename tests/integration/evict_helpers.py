@@ -1,0 +1,194 @@
+"""Builders and probes shared by the test_evict*.py tests.
+
+- objects: nodes, ReplicaSets (their pods come from the emulator's ReplicaSet controller, or from a real cluster's),
+  PDBs, bare pods;
+- `EvictionRecorder`: wraps the emulator's eviction handler and records every eviction request it answers (with
+  the pod's node, namespace and owner at that moment), the most requests handled at once, and which pods were
+  actually evicted - what the limit tests assert on;
+- `plan_of(...)`: a plan (docs/plan-format.md) for given pods, as the plan module would return it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Callable
+
+PAUSE_IMAGE = "registry.k8s.io/pause:3.9"
+
+
+def node(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                       "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                       "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
+
+
+def namespace_object(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def replicaset(namespace: str, name: str, replicas: int, node_name: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "main", "image": PAUSE_IMAGE}],
+                            "terminationGracePeriodSeconds": 0}
+    if node_name:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": node_name}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"namespace": namespace, "name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
+
+
+def pdb(namespace: str, name: str, app: str, *, min_available: int | None = None,
+        max_unavailable: int | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"selector": {"matchLabels": {"app": app}}}
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    if max_unavailable is not None:
+        spec["maxUnavailable"] = max_unavailable
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"namespace": namespace, "name": name}, "spec": spec}
+
+
+def bare_pod(namespace: str, name: str, node_name: str, *, labels: dict[str, str] | None = None,
+             finalizers: list[str] | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"namespace": namespace, "name": name, "labels": dict(labels or {"app": name})}
+    if finalizers:
+        metadata["finalizers"] = finalizers
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+            "spec": {"nodeName": node_name, "containers": [{"name": "main", "image": PAUSE_IMAGE}],
+                     "terminationGracePeriodSeconds": 0},
+            "status": {"phase": "Running", "startTime": now,
+                       "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}]}}
+
+
+def pods_of(kube: Any, namespace: str, app: str | None = None) -> list[dict[str, Any]]:
+    """Live pods (not terminating) of a namespace, optionally of one app, in name order."""
+    from kubernetes import client
+
+    with kube.api_client() as api_client:
+        listed = client.CoreV1Api(api_client).list_namespaced_pod(
+            namespace, label_selector=f"app={app}" if app else None, _preload_content=False)
+    import json
+
+    items = json.loads(listed.data)["items"]
+    return sorted((p for p in items if not p["metadata"].get("deletionTimestamp")),
+                  key=lambda p: p["metadata"]["name"])
+
+
+def create(kube: Any, *objects: dict[str, Any]) -> None:
+    """Create through the API (works against the emulator and a real cluster)."""
+    from kubernetes.dynamic import DynamicClient
+
+    with kube.api_client() as api_client:
+        dynamic = DynamicClient(api_client)
+        for obj in objects:
+            resource = dynamic.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+            namespace = obj["metadata"].get("namespace") if resource.namespaced else None
+            resource.create(body=obj, namespace=namespace)
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 60, interval: float = 0.2, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        time.sleep(interval)
+
+
+def ready_replicas(kube: Any, namespace: str, app: str, replicas: int) -> list[dict[str, Any]]:
+    """Wait until `replicas` pods of `app` run and are Ready; returns them."""
+    def ready() -> list[dict[str, Any]] | None:
+        pods = [p for p in pods_of(kube, namespace, app) if any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in (p.get("status") or {}).get(
+                "conditions") or [])]
+        return pods if len(pods) == replicas else None
+
+    return wait_for(ready, what=f"{replicas} ready pods of {namespace}/{app}")
+
+
+def plan_of(pods: list[dict[str, Any]], now: str | None = None, **overrides: Any) -> dict[str, Any]:
+    """A plan (docs/plan-format.md) evicting `pods` in order, with their live UID, node and owner."""
+    evictions = []
+    for order, pod in enumerate(pods, start=1):
+        owner = next(({"kind": r["kind"], "name": r["name"]} for r in pod["metadata"].get("ownerReferences") or []
+                      if r.get("controller")), None)
+        evictions.append({"order": order, "namespace": pod["metadata"]["namespace"], "name": pod["metadata"]["name"],
+                          "uid": pod["metadata"]["uid"], "node": pod["spec"].get("nodeName"), "owner": owner,
+                          "plugin": "PodLifeTime", "profile": "test", "extension_point": "Deschedule",
+                          "reason": "test eviction", **overrides})
+    return {"format_version": 1, "now": now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "evictions": evictions}
+
+
+@dataclass
+class EvictionRequest:
+    started: float
+    ended: float
+    namespace: str
+    name: str
+    uid: str | None
+    node: str | None
+    owner: str | None
+    dry_run: bool
+    code: int
+
+
+@dataclass
+class EvictionRecorder:
+    """Records every eviction the emulator answers. `delay` (seconds, outside the store lock) makes overlapping
+    requests observable."""
+
+    emulator: Any
+    delay: float = 0.0
+    requests: list[EvictionRequest] = field(default_factory=list)
+    max_concurrent: int = 0
+    _active: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._previous = self.emulator.eviction_handler
+        self.emulator.eviction_handler = self._handle
+
+    def _handle(self, emulator: Any, namespace: str, name: str, eviction: dict[str, Any], dry_run: bool,
+                user: str) -> dict[str, Any]:
+        with self._lock:
+            self._active += 1
+            self.max_concurrent = max(self.max_concurrent, self._active)
+        started = time.monotonic()
+        pod = emulator.get("pods", namespace, name) or {"metadata": {}, "spec": {}}
+        owner = next((f"{namespace}/{r['kind']}/{r['name']}" for r in pod["metadata"].get("ownerReferences") or []
+                      if r.get("controller")), None)
+        dry_run = dry_run or "All" in ((eviction.get("deleteOptions") or {}).get("dryRun") or [])
+        code = 201
+        try:
+            if self.delay:
+                time.sleep(self.delay)
+            return self._previous(emulator, namespace, name, eviction, dry_run, user)
+        except Exception as error:
+            code = getattr(error, "code", 500)
+            raise
+        finally:
+            with self._lock:
+                self._active -= 1
+                self.requests.append(EvictionRequest(started, time.monotonic(), namespace, name,
+                                                     pod["metadata"].get("uid"), pod["spec"].get("nodeName"), owner,
+                                                     dry_run, code))
+
+    @property
+    def evicted(self) -> list[EvictionRequest]:
+        """Requests that evicted a pod (201, not a dry run)."""
+        return [r for r in self.requests if r.code == 201 and not r.dry_run]
+
+    def evicted_per(self, attribute: str) -> Counter:
+        return Counter(getattr(r, attribute) for r in self.evicted)
+
+    def evicted_uids(self) -> Counter:
+        return Counter(r.uid for r in self.evicted)

@@ -1,0 +1,117 @@
+"""The evict role and playbooks/evict.yml through real ansible-playbook runs against the emulator."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from evict_helpers import EvictionRecorder, namespace_object, node, plan_of, replicaset
+from playbook import REPO, run_playbook
+
+pytestmark = [pytest.mark.needs_emulator, pytest.mark.emulator(controllers=["replicaset"])]
+
+PLAYBOOK = REPO / "playbooks" / "evict.yml"
+FAST = {"descheduler_evict_poll_interval": 0.1, "descheduler_evict_retry_delay": 0.2,
+        "descheduler_evict_timeout": 5, "descheduler_evict_replacement_timeout": 20}
+
+
+@pytest.fixture
+def fleet(emulator: Any, tmp_path: Path) -> dict[str, Any]:
+    """Two clusters (inventory hosts c1, c2), both on the emulator, each with its own namespace of 3 web pods."""
+    emulator.load([namespace_object("c1"), namespace_object("c2"), *(node(f"worker-{i}") for i in range(1, 4))])
+    for cluster in ("c1", "c2"):
+        emulator.create(replicaset(cluster, "web", 3))
+    inventory = {"clusters": {"hosts": {name: {"descheduler_kubeconfig": str(emulator.kubeconfig),
+                                               "descheduler_context": emulator.context} for name in ("c1", "c2")}}}
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump(inventory))
+    return {"inventory": path, "reports": tmp_path / "reports"}
+
+
+def write_dry_run_plan(reports: Path, cluster: str, plan: dict[str, Any]) -> Path:
+    path = reports / cluster / "plan.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(plan))
+    return path
+
+
+def play(fleet: dict[str, Any], tmp_path: Path, *args: str, **variables: Any) -> Any:
+    extra = tmp_path / "extra-vars.json"
+    extra.write_text(json.dumps({"descheduler_report_dir": str(fleet["reports"]), **FAST, **variables}))
+    return run_playbook(PLAYBOOK, "-i", str(fleet["inventory"]), "-e", f"@{extra}", *args,
+                        env={"ANSIBLE_SHOW_CUSTOM_STATS": "true"})
+
+
+def test_the_role_refuses_to_evict_without_confirmation(emulator: Any, fleet: dict[str, Any],
+                                                        tmp_path: Path) -> None:
+    write_dry_run_plan(fleet["reports"], "c1", plan_of(emulator.list("pods", "c1")[:2]))
+    write_dry_run_plan(fleet["reports"], "c2", plan_of(emulator.list("pods", "c2")[:1]))
+    recorder = EvictionRecorder(emulator)
+    process = play(fleet, tmp_path)
+    assert process.returncode != 0
+    assert "descheduler_evict_confirm is not true" in process.stdout
+    assert "c1: 2 eviction(s) planned" in process.stdout, "the plan is shown before the refusal"
+    assert recorder.requests == []
+    assert not (fleet["reports"] / "c1" / "evict-result.json").exists()
+
+
+def test_the_role_executes_reviewed_plans_and_writes_cluster_and_fleet_results(
+        emulator: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
+    c1_pods, c2_pods = emulator.list("pods", "c1")[:2], emulator.list("pods", "c2")[:1]
+    write_dry_run_plan(fleet["reports"], "c1", plan_of(c1_pods))  # the dry_run role's report
+    published = {"c2": {"ok": True, "evictions": plan_of(c2_pods)["evictions"],  # an AWX workflow artifact
+                        "now": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}}
+    recorder = EvictionRecorder(emulator)
+    process = play(fleet, tmp_path, descheduler_evict_confirm=True, descheduler_plans=published,
+                   descheduler_evict_max_unavailable="1")
+    assert process.returncode == 0, process.stdout[-5000:]
+    assert sorted(r.name for r in recorder.evicted) == sorted(p["metadata"]["name"] for p in c1_pods + c2_pods)
+    c1 = json.loads((fleet["reports"] / "c1" / "evict-result.json").read_text())
+    assert c1["counts"]["evicted"] == 2 and c1["cluster"] == "c1"
+    assert (fleet["reports"] / "c1" / "evict-journal.jsonl").exists()
+    fleet_result = json.loads((fleet["reports"] / "fleet-evict-result.json").read_text())
+    by_cluster = {c["cluster"]: c for c in fleet_result["clusters"]}
+    assert by_cluster["c1"]["plan_source"].endswith("c1/plan.json")
+    assert by_cluster["c2"]["plan_source"] == "stats"
+    assert by_cluster["c1"]["counts"]["evicted"] == 2 and by_cluster["c2"]["counts"]["evicted"] == 1
+    markdown = (fleet["reports"] / "fleet-evict-result.md").read_text()
+    assert "| c1 | ok |" in markdown and "| **total** | 2/2 ok |" in markdown
+    assert "descheduler_evictions" in process.stdout  # set_stats for the next workflow node
+
+
+def test_check_mode_needs_no_confirmation_and_changes_nothing(
+        emulator: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
+    policy = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+        "name": "old", "pluginConfig": [{"name": "PodLifeTime", "args": {
+            "maxPodLifeTimeSeconds": 1, "namespaces": {"include": ["c1", "c2"]}}}],
+        "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
+    before = {p["metadata"]["uid"] for p in emulator.list("pods")}
+    recorder = EvictionRecorder(emulator)
+    time.sleep(1.5)  # older than maxPodLifeTimeSeconds
+    process = play(fleet, tmp_path, "--check", descheduler_evict_plan_source="compute", descheduler_policy=policy)
+    assert process.returncode == 0, process.stdout[-5000:]
+    assert {p["metadata"]["uid"] for p in emulator.list("pods")} == before
+    assert recorder.requests and all(r.dry_run for r in recorder.requests)
+    fleet_result = json.loads((fleet["reports"] / "fleet-evict-result.json").read_text())
+    # both inventory hosts are the same emulator: each plan holds the six pods of c1 and c2
+    assert {c["cluster"]: c["counts"]["would_evict"] for c in fleet_result["clusters"]} == {"c1": 6, "c2": 6}
+    assert {c["cluster"]: c["plan_source"] for c in fleet_result["clusters"]} == {"c1": "compute", "c2": "compute"}
+    assert all(c["check_mode"] for c in fleet_result["clusters"])
+
+
+def test_a_stale_plan_file_is_refused_by_age(emulator: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
+    old = (datetime.now(UTC) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for cluster in ("c1", "c2"):
+        write_dry_run_plan(fleet["reports"], cluster, plan_of(emulator.list("pods", cluster)[:1], now=old))
+    recorder = EvictionRecorder(emulator)
+    process = play(fleet, tmp_path, descheduler_evict_confirm=True)
+    assert process.returncode != 0
+    assert "more than max_plan_age 24h" in process.stdout
+    assert recorder.requests == []
+    fleet_result = json.loads((fleet["reports"] / "fleet-evict-result.json").read_text())
+    assert [c["ok"] for c in fleet_result["clusters"]] == [False, False]
