@@ -266,6 +266,23 @@ def request_raw(
     return _parse_json(data, method, path, context)
 
 
+def get_text(api_client: Any, path: str, *, query: QueryParams = (), kind: Optional[str] = None,
+             timeout: Any = DEFAULT_TIMEOUT) -> str:
+    """A GET whose answer is plain text (pod logs); raises ``ClusterApiError`` like ``request_raw``."""
+    headers = {"Accept": "text/plain, */*"}
+    context = {"method": "GET", "path": path, "host": _host(api_client)}
+    try:
+        send = _send if hasattr(api_client, "param_serialize") else _send_legacy
+        status, reason, data = send(api_client, "GET", path, list(query), headers, None, timeout)
+    except _API_EXCEPTIONS as exc:
+        raise ClusterApiError.from_api_exception(exc, kind=kind, **context) from exc
+    except _TRANSPORT_ERRORS as exc:
+        raise ClusterApiError.from_connection_error(exc, **context) from exc
+    if not 200 <= status <= 299:
+        raise ClusterApiError.from_response(status, reason, data, kind=kind, **context)
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data or "")
+
+
 def _send(api_client: Any, method: str, path: str, query: list, headers: dict, body: Any, timeout: Any) -> tuple:
     """kubernetes >= 35 (OpenAPI Generator 'python' templates): serialize, then ``call_api`` returns the response
     unread and does not raise on HTTP errors."""

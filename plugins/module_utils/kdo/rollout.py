@@ -1,0 +1,163 @@
+"""Watching the operator act on a KubeDescheduler change: the operand rolled out with the new generation, or not.
+
+The operator stamps the generation it rendered into the operand's pod template
+(``kubedeschedulers.operator.openshift.io/cluster``). A rejection shows one of two ways (reference §1.5):
+"scale to 0 + Degraded" (``TargetConfigControllerDegraded=True``, reason = the error, replicas 0), or "log-only"
+(nothing changes; the operator logs ``key failed with : <err>``), which only its own log reveals.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw, get_text, list_raw
+from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.errors import OperandNotReady
+from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+    DEGRADED_CONDITION,
+    GENERATION_ANNOTATION,
+    KUBEDESCHEDULER_PATH,
+    OPERAND_DEPLOYMENT_PATH,
+    OPERATOR_LABEL_SELECTOR,
+    PODS_PATH,
+    POLICY_CONFIGMAP_PATH,
+)
+
+Clock = Callable[[], float]
+Sleeper = Callable[[float], None]
+DEGRADED_POLLS_TO_FAIL = 2  # a Degraded condition seen twice in a row is the operator's answer, not a stale one
+OPERATOR_LOG_TAIL = 300
+
+
+def degraded_conditions(kubedescheduler: Optional[dict]) -> list[dict]:
+    conditions = ((kubedescheduler or {}).get("status") or {}).get("conditions") or []
+    return [c for c in conditions if str(c.get("type", "")).endswith("Degraded") and c.get("status") == "True"]
+
+
+def condition_text(condition: dict) -> str:
+    # the operator puts the error in `reason` (scaleDownDeployment) and leaves `message` empty
+    parts = [condition.get("reason") or "", condition.get("message") or ""]
+    return ": ".join(part for part in parts if part) or "(no reason given)"
+
+
+def _replicas(deployment: dict) -> int:
+    value = (deployment.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+def deployment_rolled_out(deployment: Optional[dict]) -> bool:
+    """kubectl rollout status: the controller saw the latest spec and every wanted replica is updated and available."""
+    if not deployment:
+        return False
+    wanted = _replicas(deployment)
+    status = deployment.get("status") or {}
+    if wanted == 0:
+        return False  # a descheduler scaled to 0 runs nothing
+    return (status.get("observedGeneration", 0) >= (deployment.get("metadata") or {}).get("generation", 0)
+            and status.get("updatedReplicas", 0) >= wanted
+            and status.get("replicas", 0) == status.get("updatedReplicas", 0)
+            and status.get("availableReplicas", 0) >= wanted)
+
+
+def applied_generation(deployment: Optional[dict]) -> Optional[str]:
+    template = ((deployment or {}).get("spec") or {}).get("template") or {}
+    return ((template.get("metadata") or {}).get("annotations") or {}).get(GENERATION_ANNOTATION)
+
+
+@dataclass
+class OperandState:
+    kubedescheduler: Optional[dict]
+    deployment: Optional[dict]
+
+    @property
+    def degraded(self) -> list[dict]:
+        return degraded_conditions(self.kubedescheduler)
+
+    def applied(self, generation: int) -> bool:
+        return applied_generation(self.deployment) == str(generation)
+
+    def summary(self) -> dict[str, Any]:
+        deployment = self.deployment or {}
+        status = deployment.get("status") or {}
+        return {
+            "deployment": OPERAND_DEPLOYMENT_PATH.rsplit("/", 1)[-1] if self.deployment else None,
+            "replicas": _replicas(deployment) if self.deployment else None,
+            "ready_replicas": status.get("readyReplicas", 0) if self.deployment else None,
+            "updated_replicas": status.get("updatedReplicas", 0) if self.deployment else None,
+            "rendered_generation": applied_generation(self.deployment),
+            "rolled_out": deployment_rolled_out(self.deployment),
+            "degraded": [{"type": c.get("type"), "reason": condition_text(c)} for c in self.degraded],
+        }
+
+
+def read_operand_state(api_client: Any) -> OperandState:
+    return OperandState(get_raw(api_client, KUBEDESCHEDULER_PATH, kind="KubeDescheduler"),
+                        get_raw(api_client, OPERAND_DEPLOYMENT_PATH, kind="Deployment"))
+
+
+def operator_log_errors(api_client: Any) -> list[str]:
+    """The operator's recent "failed with" lines: the only trace of a log-only rejection. Best effort."""
+    try:
+        pods = list_raw(api_client, PODS_PATH, label_selector=OPERATOR_LABEL_SELECTOR, kind="Pod")[0]
+        lines: list[str] = []
+        for pod in pods:
+            text = get_text(api_client, f"{PODS_PATH}/{pod['metadata']['name']}/log",
+                            query=[("tailLines", OPERATOR_LOG_TAIL)], kind="Pod")
+            lines += [line for line in text.splitlines() if "failed with" in line]
+        return lines[-5:]
+    except ClusterApiError:
+        return []
+
+
+def _timeout_error(api_client: Any, state: OperandState, generation: int, timeout: float) -> OperandNotReady:
+    details = {"operand": state.summary()}
+    if state.degraded:
+        reasons = "; ".join(condition_text(c) for c in state.degraded)
+        return OperandNotReady(
+            f"the operator refused generation {generation} of KubeDescheduler cluster: {DEGRADED_CONDITION} says "
+            f"{reasons!r}; it scaled the descheduler to 0. Fix the cause and run again", **details)
+    if not state.applied(generation):
+        log = operator_log_errors(api_client)
+        details["operator_log"] = log
+        hint = (f" Its log says: {log[-1]}" if log else
+                " It only logs such refusals: check oc logs deploy/descheduler-operator -n "
+                "openshift-kube-descheduler-operator")
+        return OperandNotReady(
+            f"the operator did not roll out generation {generation} of KubeDescheduler cluster within {timeout:g}s "
+            f"(the descheduler still runs generation {applied_generation(state.deployment) or 'none'}); it may have "
+            f"refused it without a condition (log-only).{hint}", **details)
+    return OperandNotReady(
+        f"Deployment descheduler did not become available within {timeout:g}s with generation {generation} "
+        f"({state.summary()['ready_replicas']}/{state.summary()['replicas']} ready)", **details)
+
+
+def wait_for_rollout(api_client: Any, generation: int, *, timeout: float, sleep: float,
+                     clock: Clock = time.monotonic, sleeper: Sleeper = time.sleep) -> OperandState:
+    """Until the operand runs ``generation`` and no Degraded condition is True; else ``OperandNotReady``."""
+    deadline = clock() + timeout
+    degraded_polls = 0
+    while True:
+        state = read_operand_state(api_client)
+        if state.applied(generation) and deployment_rolled_out(state.deployment) and not state.degraded:
+            return state
+        degraded_polls = degraded_polls + 1 if state.degraded and not state.applied(generation) else 0
+        if degraded_polls >= DEGRADED_POLLS_TO_FAIL or clock() >= deadline:
+            raise _timeout_error(api_client, state, generation, timeout)
+        sleeper(max(0.0, min(sleep, deadline - clock())))
+
+
+def wait_for_removal(api_client: Any, *, timeout: float, sleep: float, clock: Clock = time.monotonic,
+                     sleeper: Sleeper = time.sleep) -> None:
+    """Until garbage collection removed the operand Deployment and the policy ConfigMap."""
+    deadline = clock() + timeout
+    while True:
+        left = [path.rsplit("/", 2)[-2] + "/" + path.rsplit("/", 1)[-1]
+                for path in (OPERAND_DEPLOYMENT_PATH, POLICY_CONFIGMAP_PATH) if get_raw(api_client, path) is not None]
+        if not left:
+            return
+        if clock() >= deadline:
+            raise OperandNotReady(f"KubeDescheduler cluster was deleted but {', '.join(left)} still exist after "
+                                  f"{timeout:g}s (garbage collection of its ownerReferences)", remaining=left)
+        sleeper(max(0.0, min(sleep, deadline - clock())))

@@ -1,0 +1,178 @@
+"""descheduler.fleet.info through real ansible-playbook runs: the flavors, the operator's facts, the operand's mode and
+the evictions parsed from log lines in the operand's real klog format."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from emulator.kdo_operator import install_kdo_operator
+from emulator.olm import Olm
+from kdo_support import (
+    BASE_SPEC,
+    assert_succeeded,
+    info_task,
+    kd_task,
+    operator_for,
+    run_ok,
+)
+from playbook import run_tasks
+
+
+@pytest.fixture
+def kdo(kube: Any) -> Iterator[Any]:
+    yield from operator_for(kube)
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "descheduler_logs"
+# Two Predictive cycles at -v=2 (descheduler/evictions.go and descheduler.go lines): three simulated evictions each
+# (the same pods, restored after each cycle), a node limit and a total limit reached.
+PREDICTIVE_LOG = (FIXTURES / "predictive_cycle.log").read_text()
+TWO_CYCLES = PREDICTIVE_LOG + PREDICTIVE_LOG.replace("I0627 16:", "I0627 17:").replace("E0627 16:", "E0627 17:")
+AUTOMATIC_LOG = (
+    'I0701 09:00:01.000001       1 evictions.go:609] "Evicted pod" pod="shop/api-6c4d-9kq2w" reason="" '
+    'strategy="RemoveDuplicates" node="worker-2"\n'
+    'I0701 09:00:01.100000       1 descheduler.go:252] "Number of evictions/requests" totalEvicted=1 '
+    'evictionRequests=0\n'
+)
+
+
+@pytest.mark.needs_emulator
+def test_operator_installed_by_olm_with_predictive_evictions(emulator: Any, tmp_path: Path) -> None:
+    Olm(on_succeeded=[lambda em, csv: install_kdo_operator(em)]).install(emulator)
+    emulator.create({"apiVersion": "v1", "kind": "Namespace",
+                     "metadata": {"name": "openshift-kube-descheduler-operator",
+                                  "labels": {"openshift.io/cluster-monitoring": "true"}}})
+    emulator.create({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+                     "metadata": {"name": "cluster-kube-descheduler-operator",
+                                  "namespace": "openshift-kube-descheduler-operator"},
+                     "spec": {"name": "cluster-kube-descheduler-operator", "channel": "stable",
+                              "source": "redhat-operators", "sourceNamespace": "openshift-marketplace",
+                              "installPlanApproval": "Automatic"}})
+    operator = install_kdo_operator(emulator)
+    run_ok(tmp_path, [kd_task(emulator, "kd", spec={
+        **BASE_SPEC, "profiles": ["LifecycleAndUtilization"]})])
+    operator.set_operand_log(TWO_CYCLES)
+
+    process, results = run_tasks(tmp_path, [info_task(emulator, "info")])
+    assert_succeeded(process)
+    info = results["info"]
+    assert info["changed"] is False
+    assert info["flavor"] == "olm"
+    assert info["operator"]["version"] == "5.4.0"
+    assert info["operator"]["channel"] == "stable"
+    assert info["operator"]["csv_phase"] == "Succeeded"
+    assert info["operator"]["csv"]["name"] == "clusterkubedescheduleroperator.v5.4.0"
+    assert info["operator"]["subscription"]["installed_csv"] == "clusterkubedescheduleroperator.v5.4.0"
+    assert info["kubedescheduler"]["spec"]["profiles"] == ["LifecycleAndUtilization"]
+    assert info["kubedescheduler"]["conditions"][0]["type"] == "TargetConfigControllerDegraded"
+    assert info["kubedescheduler"]["degraded"] == []
+    assert [p["name"] for p in info["policy"]["profiles"]] == ["LifecycleAndUtilization"]
+    assert info["policy_source"] == "ConfigMap openshift-kube-descheduler-operator/cluster key policy.yaml"
+
+    operand = info["operand"]
+    assert operand["mode"] == "predictive"
+    assert operand["log_level"] == "Normal"
+    assert operand["interval"] == "3600s"
+    assert operand["rolled_out"] is True
+    assert len(operand["pods"]) == 1 and operand["pods"][0]["ready"] is True
+
+    evictions = info["evictions"]
+    assert info["log_source"]["container"] == "openshift-descheduler"
+    assert [e["pod"] for e in evictions["evictions"]] == ["ns1/web-5d9c7", "shop/api-6c4d-9kq2w",
+                                                          "shop/cart-7f8b9-x2x4q"]
+    assert evictions["evictions"][0] == {
+        "pod": "ns1/web-5d9c7", "namespace": "ns1", "name": "web-5d9c7", "strategy": "PodLifeTime",
+        "profile": "LifecycleAndUtilization", "node": "worker-1", "reason": "", "dry_run": True,
+        "first_seen": "0627 16:15:45.123456", "last_seen": "0627 17:15:45.123456", "times_reported": 2,
+        "cycles_seen": 2,
+    }
+    assert evictions["counts"] == {
+        "total": 3, "pods": 3,
+        "by_strategy": {"PodLifeTime": 1, "RemovePodsHavingTooManyRestarts": 1, "LowNodeUtilization": 1},
+        "by_profile": {"LifecycleAndUtilization": 3},
+        "by_namespace": {"ns1": 1, "shop": 2},
+        "by_node": {"worker-1": 2, "worker-2": 1},
+        "dry_run": 3, "real": 0,
+    }
+    assert [c["total_evicted"] for c in evictions["cycles"]] == [3, 3]
+    assert evictions["limit_errors_by_kind"] == {"node": 2, "total": 2}
+
+
+def test_no_descheduler(kube: Any, tmp_path: Path) -> None:
+    if not getattr(kube, "is_emulator", False):
+        pytest.skip("a real cluster may well run a descheduler")
+    process, results = run_tasks(tmp_path, [info_task(kube, "info")])
+    assert_succeeded(process)
+    assert results["info"]["flavor"] == "none"
+    assert results["info"]["evictions"] is None
+
+
+@pytest.mark.needs_emulator
+def test_operator_without_olm_objects_and_automatic_mode(kube: Any, kdo: Any, tmp_path: Path) -> None:
+    """A KubeDescheduler alone is enough to find the operator; Automatic mode logs real evictions."""
+    run_ok(tmp_path, [kd_task(kube, "kd", spec={**BASE_SPEC, "mode": "Automatic",
+                                                "profiles": ["TopologyAndDuplicates"]})])
+    kdo.set_operand_log(AUTOMATIC_LOG)
+    process, results = run_tasks(tmp_path, [info_task(kube, "info")])
+    assert_succeeded(process)
+    info = results["info"]
+    assert info["flavor"] == "olm"
+    assert info["operand"]["mode"] == "automatic"
+    assert info["operator"]["subscription"] is None
+    assert info["evictions"]["counts"]["real"] == 1
+    assert info["evictions"]["evictions"][0]["profile"] is None  # pre-4.17 line: no profile key
+    assert info["evictions"]["profile_key_logged"] is False
+
+
+@pytest.mark.needs_emulator
+def test_upstream_descheduler(emulator: Any, tmp_path: Path) -> None:
+    policy = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"
+    labels = {"app.kubernetes.io/name": "descheduler", "app.kubernetes.io/instance": "descheduler"}
+    emulator.load([
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "descheduler", "namespace": "kube-system"},
+         "data": {"policy.yaml": policy}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "descheduler", "namespace": "kube-system"},
+         "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+             "metadata": {"labels": labels},
+             "spec": {"containers": [{"name": "descheduler", "image": "registry.k8s.io/descheduler/descheduler:v0.36.0",
+                                      "command": ["/bin/descheduler"],
+                                      "args": ["--policy-config-file=/policy-dir/policy.yaml",
+                                               "--descheduling-interval=5m", "--dry-run", "--v=3"]}],
+                      "volumes": [{"name": "policy-volume", "configMap": {"name": "descheduler"}}]}}},
+         "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
+                    "availableReplicas": 1}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "descheduler-5b8f-abcde", "namespace": "kube-system",
+                                                         "labels": labels, "creationTimestamp": "2026-06-27T10:00:00Z"},
+         "spec": {"containers": [{"name": "descheduler", "image": "registry.k8s.io/descheduler/descheduler:v0.36.0"}]},
+         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
+    ])
+    emulator.set_pod_log("kube-system", "descheduler-5b8f-abcde", PREDICTIVE_LOG)
+    process, results = run_tasks(tmp_path, [info_task(emulator, "info")])
+    assert_succeeded(process)
+    info = results["info"]
+    assert info["flavor"] == "upstream"
+    assert info["operator"] is None
+    assert info["operand"]["mode"] == "predictive"
+    assert info["operand"]["interval"] == "5m"
+    assert info["operand"]["log_level"] == "-v=3"
+    assert info["policy"] == {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": []}
+    assert info["policy_source"] == "ConfigMap kube-system/descheduler key policy.yaml"
+    assert info["evictions"]["counts"]["total"] == 3
+    assert info["log_source"] == {"pod": "kube-system/descheduler-5b8f-abcde", "container": "descheduler",
+                                  "tail_lines": 10000}
+
+
+@pytest.mark.needs_emulator
+def test_forbidden_reads_become_notes(kube: Any, kdo: Any, tmp_path: Path) -> None:
+    run_ok(tmp_path, [kd_task(kube, "kd", spec=BASE_SPEC)])
+    kube.auth.forbid("get", "configmaps")
+    process, results = run_tasks(tmp_path, [info_task(kube, "info", read_log=False)])
+    assert_succeeded(process)
+    info = results["info"]
+    assert info["flavor"] == "olm"
+    assert info["policy"] is None
+    assert any("could not read ConfigMap" in note and "cannot get" in note for note in info["notes"]), info["notes"]
+    assert info["evictions"] is None

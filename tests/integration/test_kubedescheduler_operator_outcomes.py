@@ -1,0 +1,167 @@
+"""What the kubedescheduler module does when the operator itself refuses or stalls, and the legacy v1beta1 path.
+
+The emulated operator (emulator/kdo_operator.py) reproduces both refusal outcomes of operator.md §1.5: "scale to 0 +
+TargetConfigControllerDegraded" and "log-only" (nothing changes, one line in the operator log).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from emulator.kdo_operator import install_kdo_operator
+from kdo_support import (
+    BASE_SPEC,
+    assert_succeeded,
+    get_kd,
+    get_object,
+    kd_task,
+    node,
+    operator_for,
+    run_ok,
+    serve_openshift_config,
+)
+from playbook import run_tasks
+
+
+@pytest.fixture
+def kdo(kube: Any) -> Iterator[Any]:
+    yield from operator_for(kube)
+
+
+# OpenShift 4.5/4.6 documentation, modules/nodes-descheduler-configuring-strategies.adoc
+LEGACY_DOCS_EXAMPLE = {
+    "apiVersion": "operator.openshift.io/v1beta1",
+    "kind": "KubeDescheduler",
+    "metadata": {"name": "cluster", "namespace": "openshift-kube-descheduler-operator"},
+    "spec": {
+        "deschedulingIntervalSeconds": 3600,
+        "strategies": [
+            {"name": "LowNodeUtilization", "params": [
+                {"name": "CPUThreshold", "value": "10"}, {"name": "MemoryThreshold", "value": "20"},
+                {"name": "PodsThreshold", "value": "30"}, {"name": "MemoryTargetThreshold", "value": "40"},
+                {"name": "CPUTargetThreshold", "value": "50"}, {"name": "PodsTargetThreshold", "value": "60"},
+                {"name": "NumberOfNodes", "value": "3"}]},
+            {"name": "RemoveDuplicates"},
+            {"name": "RemovePodsHavingTooManyRestarts", "params": [
+                {"name": "PodRestartThreshold", "value": "10"}, {"name": "IncludingInitContainers", "value": "false"}]},
+        ],
+    },
+}
+
+
+def test_legacy_spec_is_translated_applied_and_reported(kube: Any, kdo: Any, tmp_path: Path) -> None:
+    task = kd_task(kube, "migrated", legacy_spec=LEGACY_DOCS_EXAMPLE, mode="Predictive")
+    result = run_ok(tmp_path, [task])["migrated"]
+    assert result["spec"] == {"deschedulingIntervalSeconds": 3600, "mode": "Predictive",
+                              "profiles": ["TopologyAndDuplicates", "LongLifecycle", "EvictPodsWithPVC"],
+                              "logLevel": "Normal", "operatorLogLevel": "Normal"}
+    report = result["legacy_translation"]
+    assert report["summary"] == ("5 setting(s) map exactly, 9 change meaning, 1 cannot be expressed in v1, 1 were "
+                                 "ignored by the legacy operator too")
+    assert [e["source"] for e in report["cannot_express"]] == [
+        "spec.strategies[2] (RemovePodsHavingTooManyRestarts) params.PodRestartThreshold"]
+    assert report["cannot_express"][0]["note"] == ("v1 fixes the threshold at 100 restarts, so fewer pods are evicted "
+                                                   "than with 10")
+    stored = get_kd(kube)
+    assert stored is not None
+    assert stored["spec"]["profiles"] == ["TopologyAndDuplicates", "LongLifecycle", "EvictPodsWithPVC"]
+    policy = result["policy"]
+    assert [p["name"] for p in policy["profiles"]] == ["TopologyAndDuplicates", "LongLifecycle"]
+    evictor = [c for c in policy["profiles"][1]["pluginConfig"] if c["name"] == "DefaultEvictor"][0]
+    assert evictor["args"] == {"podProtections": {}}  # EvictPodsWithPVC: ignorePvcPods left unset (false)
+
+    task = kd_task(kube, "again", legacy_spec=LEGACY_DOCS_EXAMPLE, mode="Predictive")
+    assert run_ok(tmp_path, [task])["again"]["changed"] is False
+
+
+def test_legacy_and_v1_spec_are_exclusive(kube: Any, kdo: Any, tmp_path: Path) -> None:
+    task = {**kd_task(kube, "both", legacy_spec=LEGACY_DOCS_EXAMPLE, spec=BASE_SPEC), "ignore_errors": True}
+    process, results = run_tasks(tmp_path, [task])
+    assert results["both"]["failed"] is True
+    assert "mutually exclusive" in results["both"]["msg"]
+
+
+@pytest.mark.needs_emulator
+def test_degraded_operator_fails_the_wait_with_its_reason(emulator: Any, tmp_path: Path) -> None:
+    """PSI cannot be checked from outside: the operator scales the descheduler to 0 and degrades."""
+    operator = install_kdo_operator(emulator, psi_enabled=False)
+    emulator.load([node("virt-1", kubevirt=True), node("virt-2", kubevirt=True)])
+    serve_openshift_config(emulator)
+    run_ok(tmp_path, [kd_task(emulator, "valid", spec=BASE_SPEC)])
+    task = {**kd_task(emulator, "kubevirt", spec={**BASE_SPEC, "profiles": ["KubeVirtRelieveAndMigrate"]},
+                      wait_timeout=10), "ignore_errors": True}
+    process, results = run_tasks(tmp_path, [task])
+    result = results["kubevirt"]
+    assert result["failed"] is True
+    assert result["msg"] == (
+        "the operator refused generation 2 of KubeDescheduler cluster: TargetConfigControllerDegraded says "
+        "'profile KubeVirtRelieveAndMigrate can only be used when PSI metrics are enabled for the worker nodes'; it "
+        "scaled the descheduler to 0. Fix the cause and run again")
+    assert result["operand"]["replicas"] == 0
+    assert "PSI" in process.stdout + process.stderr  # the PSI warning was shown before the write
+    deployment = get_object(emulator, "deployments", "descheduler", api_version="apps/v1")
+    assert deployment is not None and deployment["spec"]["replicas"] == 0
+    assert operator.syncs >= 2
+
+    operator.psi_enabled = True
+    process, results = run_tasks(tmp_path, [kd_task(emulator, "recovered", spec=BASE_SPEC)])
+    assert_succeeded(process)
+    assert results["recovered"]["operand"]["replicas"] == 1
+    assert results["recovered"]["conditions"][0]["status"] == "False"
+
+
+@pytest.mark.needs_emulator
+def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, kdo: Any, tmp_path: Path) -> None:
+    run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])
+    kdo.inject_error("Protected namespace openshift-gone included. It is forbidden to include any of the protected "
+                     "namespaces from [kube-system hypershift openshift openshift-gone]")
+    task = {**kd_task(kube, "ignored", spec={**BASE_SPEC, "deschedulingIntervalSeconds": 60}, wait_timeout=2),
+            "ignore_errors": True}
+    process, results = run_tasks(tmp_path, [task])
+    result = results["ignored"]
+    assert result["failed"] is True
+    assert result["msg"].startswith("the operator did not roll out generation 2 of KubeDescheduler cluster within 2s "
+                                    "(the descheduler still runs generation 1); it may have refused it without a "
+                                    "condition (log-only). Its log says: ")
+    assert "key failed with : Protected namespace openshift-gone included." in result["msg"]
+    assert len(result["operator_log"]) == 1
+    policy = get_object(kube, "configmaps", "cluster")
+    assert policy is not None  # the previous policy stays
+    assert "--descheduling-interval=3600s" in str(get_object(kube, "deployments", "descheduler", "apps/v1"))
+
+
+@pytest.mark.needs_emulator
+def test_operand_that_never_becomes_ready(emulator: Any, tmp_path: Path) -> None:
+    install_kdo_operator(emulator, operand_ready=False)
+    task = {**kd_task(emulator, "stuck", spec=BASE_SPEC, wait_timeout=2), "ignore_errors": True}
+    process, results = run_tasks(tmp_path, [task])
+    assert results["stuck"]["failed"] is True
+    assert results["stuck"]["msg"] == ("Deployment descheduler did not become available within 2s with generation 1 "
+                                       "(0/1 ready)")
+
+
+@pytest.mark.needs_emulator
+def test_no_operator_installed(emulator: Any, tmp_path: Path) -> None:
+    task = {**kd_task(emulator, "nothing", spec=BASE_SPEC), "ignore_errors": True}
+    process, results = run_tasks(tmp_path, [task])
+    assert results["nothing"]["failed"] is True
+    assert results["nothing"]["msg"] == (
+        "the cluster does not serve operator.openshift.io/v1 kubedeschedulers (CRD "
+        "kubedeschedulers.operator.openshift.io not installed): install the Kube Descheduler Operator first "
+        "(descheduler.fleet.operator or the install role)")
+
+
+@pytest.mark.needs_emulator
+def test_forbidden_write_names_the_missing_permission(kube: Any, kdo: Any, tmp_path: Path) -> None:
+    kube.auth.forbid("create", "kubedeschedulers.operator.openshift.io")
+    task = {**kd_task(kube, "denied", spec=BASE_SPEC), "ignore_errors": True}
+    process, results = run_tasks(tmp_path, [task])
+    message = results["denied"]["msg"]
+    assert results["denied"]["failed"] is True
+    assert message.startswith("permission denied: 'kubernetes-admin' cannot create 'kubedeschedulers' (API group "
+                              "'operator.openshift.io') in namespace 'openshift-kube-descheduler-operator'; grant verb "
+                              "'create'"), message
+    assert get_kd(kube) is None

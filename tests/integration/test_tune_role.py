@@ -1,0 +1,141 @@
+"""playbooks/tune.yml (role descheduler.fleet.tune) on a fleet of emulated clusters, one inventory host each:
+group_vars defaults merged with host_vars overrides, idempotence, the Automatic acknowledgement with the plan shown
+first, and the canary rollout stopping at the first failure."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from emulator import Emulator
+from emulator.kdo_operator import OPERATOR_NAMESPACE, install_kdo_operator
+from playbook import REPO, run_playbook
+
+sys.path.insert(0, str(REPO / "examples"))
+from generate_cluster import build_cluster  # noqa: E402
+
+pytestmark = pytest.mark.needs_emulator
+
+PLAYBOOK = REPO / "playbooks" / "tune.yml"
+DEFAULTS = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
+            "profiles": ["AffinityAndTaints", "LifecycleAndUtilization"],
+            "profileCustomizations": {"podLifetime": "1h", "namespaces": {"excluded": ["batch"]}}}
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[dict[str, Emulator]]:
+    """Three clusters, each an emulator running the operator, with some workload for the plan."""
+    clusters: dict[str, Emulator] = {}
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        for index, name in enumerate(("canary", "prod-a", "prod-b")):
+            emulator = Emulator().start()
+            emulator.write_kubeconfig(tmp_path / f"{name}.kubeconfig")
+            install_kdo_operator(emulator)
+            emulator.load(build_cluster(4, 6, seed=index + 1, now=now))
+            clusters[name] = emulator
+        yield clusters
+    finally:
+        for emulator in clusters.values():
+            emulator.stop()
+
+
+def write_inventory(tmp_path: Path, fleet: dict[str, Emulator], overrides: dict[str, dict]) -> Path:
+    hosts = {name: {"ansible_connection": "local", "descheduler_kubeconfig": str(emulator.kubeconfig),
+                    "descheduler_context": emulator.context, "descheduler_wait_sleep": 1,
+                    **({"descheduler_spec": overrides[name]} if name in overrides else {})}
+             for name, emulator in fleet.items()}
+    inventory = {"clusters": {"vars": {"descheduler_spec_defaults": DEFAULTS}, "hosts": hosts}}
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump(inventory, sort_keys=False))
+    return path
+
+
+def tune(inventory: Path, *extra: str) -> Any:
+    return run_playbook(PLAYBOOK, "-i", str(inventory), *extra)
+
+
+def stored_spec(emulator: Emulator) -> dict[str, Any] | None:
+    kubedescheduler = emulator.get("kubedeschedulers.operator.openshift.io", OPERATOR_NAMESPACE, "cluster")
+    return None if kubedescheduler is None else kubedescheduler["spec"]
+
+
+def recap(stdout: str, host: str) -> str:
+    return next(line for line in stdout.splitlines() if line.startswith(host + " ") and "ok=" in line)
+
+
+def test_fleet_defaults_with_per_cluster_overrides_idempotent(fleet: dict[str, Emulator], tmp_path: Path) -> None:
+    overrides = {"prod-b": {"deschedulingIntervalSeconds": 600,
+                            "profileCustomizations": {"namespaces": {"excluded": ["batch", "reports"]},
+                                                      "thresholdPriority": 10000}}}
+    inventory = write_inventory(tmp_path, fleet, overrides)
+    process = tune(inventory)
+    assert process.returncode == 0, process.stdout[-5000:]
+    for name in ("canary", "prod-a"):
+        assert stored_spec(fleet[name]) == {**DEFAULTS, "logLevel": "Normal", "operatorLogLevel": "Normal"}
+    assert stored_spec(fleet["prod-b"]) == {
+        "mode": "Predictive", "deschedulingIntervalSeconds": 600,
+        "profiles": ["AffinityAndTaints", "LifecycleAndUtilization"],
+        "profileCustomizations": {"podLifetime": "1h", "namespaces": {"excluded": ["batch", "reports"]},
+                                  "thresholdPriority": 10000},
+        "logLevel": "Normal", "operatorLogLevel": "Normal"}
+    assert "canary: tuned, mode none -> Predictive, profiles AffinityAndTaints, LifecycleAndUtilization, 1 change(s)" \
+        in process.stdout
+    assert "Fleet: 3 tuned, 0 unchanged, 0 failed, 0 not reached yet (of 3)" in process.stdout
+
+    again = tune(inventory)
+    assert again.returncode == 0, again.stdout[-5000:]
+    for name in fleet:
+        assert "changed=0" in recap(again.stdout, name), recap(again.stdout, name)
+    assert "prod-b: already tuned, mode Predictive -> Predictive" in again.stdout
+    assert "Fleet: 0 tuned, 3 unchanged, 0 failed, 0 not reached yet (of 3)" in again.stdout
+
+
+def test_check_mode_changes_no_cluster(fleet: dict[str, Emulator], tmp_path: Path) -> None:
+    process = tune(write_inventory(tmp_path, fleet, {}), "--check", "--diff")
+    assert process.returncode == 0, process.stdout[-5000:]
+    assert all(stored_spec(emulator) is None for emulator in fleet.values())
+    assert "canary: tuned, mode none -> Predictive" in process.stdout  # what it would do
+
+
+def test_automatic_needs_acknowledgement_and_shows_the_plan_first(
+        fleet: dict[str, Emulator], tmp_path: Path) -> None:
+    process = tune(write_inventory(tmp_path, fleet, {}))
+    assert process.returncode == 0, process.stdout[-5000:]
+    inventory = write_inventory(tmp_path, fleet, {"canary": {"mode": "Automatic"}})
+
+    refused = tune(inventory, "-e", json.dumps({"descheduler_target_hosts": "canary"}))
+    assert refused.returncode != 0
+    assert "canary: the new configuration (Predictive -> Automatic) would evict" in refused.stdout
+    assert "refusing to switch the descheduler from Predictive to Automatic" in refused.stdout
+    assert "set descheduler_acknowledge_automatic=true" in refused.stdout
+    assert stored_spec(fleet["canary"])["mode"] == "Predictive"
+
+    accepted = tune(inventory, "-e", json.dumps({"descheduler_target_hosts": "canary",
+                                                 "descheduler_acknowledge_automatic": True}))
+    assert accepted.returncode == 0, accepted.stdout[-5000:]
+    plan_at = accepted.stdout.index("canary: the new configuration (Predictive -> Automatic) would evict")
+    applied_at = accepted.stdout.index("TASK [descheduler.fleet.tune : Apply the KubeDescheduler configuration]")
+    assert plan_at < applied_at
+    assert "canary: tuned, mode Predictive -> Automatic" in accepted.stdout
+    assert stored_spec(fleet["canary"])["mode"] == "Automatic"
+    args = fleet["canary"].get("deployments", OPERATOR_NAMESPACE, "descheduler")["spec"]["template"]["spec"][
+        "containers"][0]["args"]
+    assert "--dry-run=true" not in args
+
+
+def test_canary_failure_stops_the_rollout(fleet: dict[str, Emulator], tmp_path: Path) -> None:
+    inventory = write_inventory(tmp_path, fleet, {
+        "canary": {"profiles": ["LifecycleAndUtilization", "LongLifecycle"]}})
+    process = tune(inventory, "-e", json.dumps({"descheduler_serial": [1, "100%"]}))
+    assert process.returncode != 0
+    assert "cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously" in process.stdout
+    assert "Fleet: 0 tuned, 0 unchanged, 1 failed, 2 not reached yet (of 3)" in process.stdout
+    assert all(stored_spec(fleet[name]) is None for name in fleet)
+    assert "prod-a" not in "\n".join(line for line in process.stdout.splitlines() if line.startswith("TASK"))
