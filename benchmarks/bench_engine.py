@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark the planning engine and the `plan` module on synthetic clusters.
 
     python benchmarks/bench_engine.py                                  # 1000x30, 2500x30, 5000x30
@@ -134,7 +133,7 @@ def peak_rss_mib() -> float:
 
 def child_parse(snapshot: str) -> dict[str, Any]:
     try:
-        _, load_snapshot_file = import_engine_api()
+        _compute_plan, load_snapshot_file = import_engine_api()
     except ImportError as error:
         return {"error": missing_engine_message(error)}
     started = time.perf_counter()
@@ -158,7 +157,7 @@ def count_evictions(plan: Any) -> int | None:
 
 def child_engine(args: argparse.Namespace) -> dict[str, Any]:
     try:
-        compute_plan, _ = import_engine_api()
+        compute_plan, _load_snapshot_file = import_engine_api()
     except ImportError as error:
         return {"error": missing_engine_message(error)}
     generator = load_generator()
@@ -184,7 +183,7 @@ def run_child(mode: str, args: argparse.Namespace, extra: list[str], pythonpath:
     if args.gc_freeze:
         command.append("--gc-freeze")
     env = dict(os.environ, PYTHONPATH=pythonpath)
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout)
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=args.timeout, check=False)
     lines = completed.stdout.strip().splitlines()
     if lines:
         try:
@@ -231,7 +230,7 @@ def wait_with_rusage(process: subprocess.Popen, timeout: float) -> tuple[int | N
             return status, usage
         if time.monotonic() > deadline:
             process.kill()
-            _, _, usage = os.wait4(process.pid, 0)
+            _pid, _status, usage = os.wait4(process.pid, 0)
             process.returncode = -9
             return None, usage
         time.sleep(0.01)
@@ -258,7 +257,7 @@ def parse_scales(args: argparse.Namespace) -> list[tuple[int, int]]:
         text = DEFAULT_SCALES
     scales = []
     for item in text.split(","):
-        nodes, _, per_node = item.strip().lower().partition("x")
+        nodes, _x, per_node = item.strip().lower().partition("x")
         if not (nodes.isdigit() and per_node.isdigit()):
             raise SystemExit(f"bad scale {item!r}: expected NODESxPODS_PER_NODE, e.g. 5000x30")
         scales.append((int(nodes), int(per_node)))
@@ -407,7 +406,7 @@ def estimate_targets(results: list[ScaleResult], label: str) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--nodes", type=int, help="one scale: number of nodes (default scales: " + DEFAULT_SCALES + ")")
     parser.add_argument("--pods-per-node", type=int, help="one scale: average pods per node")
     parser.add_argument("--scales", help="comma-separated NODESxPODS_PER_NODE list, e.g. 1000x30,5000x30")

@@ -50,7 +50,7 @@ PRIORITY_CLASSES = (
     ("preemptible", -10, "Batch and best-effort work that may be preempted."),
 )
 OPENSHIFT_PRIORITY_CLASSES = (("openshift-user-critical", 1000000000, "Critical OpenShift user workloads."),)
-PRIORITY_VALUES = {name: value for name, value, _ in PRIORITY_CLASSES + OPENSHIFT_PRIORITY_CLASSES}
+PRIORITY_VALUES = {name: value for name, value, _description in PRIORITY_CLASSES + OPENSHIFT_PRIORITY_CLASSES}
 # Share of user workloads per priority class (None = no class, priority 0).
 PRIORITY_WEIGHTS = (
     (None, 55), ("business-critical", 8), ("high-priority", 14), ("default-priority", 13), ("preemptible", 10),
@@ -290,7 +290,7 @@ class ClusterGenerator:
                 role = "master,worker" if compact else "master"
                 name = f"master-{i}"
             else:
-                instance, cores, mem, _ = weighted_choice(rng, ((t, t[3]) for t in INSTANCE_TYPES))
+                instance, cores, mem, _weight = weighted_choice(rng, ((t, t[3]) for t in INSTANCE_TYPES))
                 role = "worker"
                 name = f"worker-{zone[-1]}-{i - masters:05d}" if self.openshift else f"node-{i - masters:05d}"
             node = NodeSlot(
@@ -358,9 +358,9 @@ class ClusterGenerator:
 
     def _request_scales(self) -> tuple[float, float]:
         """Scale the request menu so a normal node lands near TARGET_NORMAL_UTILIZATION whatever --pods-per-node is."""
-        total = sum(weight for *_, weight in REQUEST_SIZES)
-        mean_cpu = sum(c * w for c, _, w in REQUEST_SIZES) / total
-        mean_mem = sum(m * w for _, m, w in REQUEST_SIZES) / total
+        total = sum(weight for _cpu, _mem, weight in REQUEST_SIZES)
+        mean_cpu = sum(c * w for c, _mem, w in REQUEST_SIZES) / total
+        mean_mem = sum(m * w for _cpu, m, w in REQUEST_SIZES) / total
         requested_share = 0.92 * 1.1  # BestEffort pods request nothing; sidecars and init containers add a bit
         workers = self.general or self.nodes
         cpu_per_pod = sum(n.cpu_allocatable for n in workers) / len(workers) / self._workload_pods_per_node()
@@ -398,7 +398,7 @@ class ClusterGenerator:
     def _dedicated_slots(self) -> list[int]:
         per_node = self._workload_pods_per_node()
         counts = self._slot_counts(self.dedicated_nodes, per_node * len(self.dedicated_nodes))
-        slots = [node.index for node, count in counts for _ in range(count)]
+        slots = [node.index for node, count in counts for _slot in range(count)]
         self.rng.shuffle(slots)
         return slots
 
@@ -603,7 +603,7 @@ class ClusterGenerator:
     # ---- pod building blocks -----------------------------------------------------------------------------------
 
     def scaled_request(self) -> tuple[int, int]:
-        cpu, mem, _ = weighted_choice(self.rng, ((size, size[2]) for size in REQUEST_SIZES))
+        cpu, mem, _weight = weighted_choice(self.rng, ((size, size[2]) for size in REQUEST_SIZES))
         jitter = self.rng.uniform(0.7, 1.3)
         cpu_m = max(5, int(round(cpu * self.cpu_scale * jitter / 5.0)) * 5)
         mem_mi = max(16, int(round(mem * self.mem_scale * jitter / 16.0)) * 16)
@@ -808,7 +808,7 @@ class ClusterGenerator:
         node = (self.node_with_room(pool, cpu_m, mem_mi, exclude=exclude)
                 or self.node_with_room(self.general, cpu_m, mem_mi, exclude=exclude)
                 or self.rng.choice(pool or self.general))
-        for _ in range(count):
+        for _replica in range(count):
             self.account(node, shape.cpu_m, shape.mem_mi)
         return node
 
@@ -822,7 +822,7 @@ class ClusterGenerator:
         """Where each replica lands (already accounted); None means 'next slot'. Violations are placed on purpose."""
         rng = self.rng
         if traits.dedicated:
-            return [self.dedicated_node(shape) for _ in range(replicas)]
+            return [self.dedicated_node(shape) for _replica in range(replicas)]
         if traits.packed:  # what RemoveDuplicates looks for
             return [self.pick_in(self.general, shape, replicas)] * replicas
         if traits.topology_spread:
@@ -1043,7 +1043,7 @@ class ClusterGenerator:
         """Pods a real ReplicaSet leaves behind: kubelet-evicted ones (Failed) and ones that never got scheduled."""
         rng = self.rng
         if rng.random() < 0.02:
-            for _ in range(rng.randrange(1, 4)):
+            for _evicted in range(rng.randrange(1, 4)):
                 node = self.take_slot()
                 node.pods += 1
                 yield self.pod(shape, self.generated_name(shape.namespace, rs_name), node, owner,
@@ -1451,7 +1451,7 @@ def guess_format(path: str) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--nodes", type=int, required=True, help="number of nodes (OpenShift: 3 of them masters)")
     parser.add_argument("--pods-per-node", type=int, required=True, help="average pods per node, DaemonSets included")
     parser.add_argument("--seed", type=int, default=1, help="random seed; the same seed gives the same cluster")

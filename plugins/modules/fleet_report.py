@@ -78,7 +78,6 @@ fleet:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.fleet_report import (
     summarize_fleet,
     write_fleet_summary,

@@ -62,7 +62,7 @@ def pod(name: str, namespace: str = "default", labels: dict[str, str] | None = N
         "kind": "Pod",
         "metadata": metadata,
         "spec": {"nodeName": node, "containers": [{"name": f"c{i}" if i else "app", "image": "registry/app:1"}
-                                                 for i in range(containers)]},
+                                                  for i in range(containers)]},
         "status": {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
     }
 
@@ -117,24 +117,24 @@ def test_discovery_through_dynamic_client(dynamic_client: Any, api_client: Any) 
     assert dynamic_client.resources.get(api_version="policy/v1", kind="PodDisruptionBudget").short_names == ["pdb"]
     assert not dynamic_client.resources.get(api_version="v1", kind="Node").namespaced
 
-    status, core, _ = raw(api_client, "GET", "/api/v1")
+    status, core, _headers = raw(api_client, "GET", "/api/v1")
     assert status == 200 and core["kind"] == "APIResourceList" and core["groupVersion"] == "v1"
     eviction_entry = next(r for r in core["resources"] if r["name"] == "pods/eviction")
     assert eviction_entry == {"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy",
                               "version": "v1", "kind": "Eviction", "verbs": ["create"]}
-    _, groups, _ = raw(api_client, "GET", "/apis")
+    _status, groups, _headers = raw(api_client, "GET", "/apis")
     apps = next(g for g in groups["groups"] if g["name"] == "apps")
     assert apps["preferredVersion"] == {"groupVersion": "apps/v1", "version": "v1"}
-    _, version, _ = raw(api_client, "GET", "/version")
+    _status, version, _headers = raw(api_client, "GET", "/version")
     assert version["major"] == "1" and version["gitVersion"].startswith("v1.")
 
 
 @pytest.mark.needs_emulator
 def test_openapi_is_absent_and_unknown_resources_are_404(emulator: Emulator, api_client: Any) -> None:
     started = time.perf_counter()
-    status, _, _ = raw(api_client, "GET", "/openapi/v2")
+    status, _body, _headers = raw(api_client, "GET", "/openapi/v2")
     assert status == 404 and time.perf_counter() - started < 0.5
-    status, body, _ = raw(api_client, "GET", "/api/v1/widgets")
+    status, body, _headers = raw(api_client, "GET", "/api/v1/widgets")
     assert status == 404 and body["message"] == "the server could not find the requested resource"
 
 
@@ -142,8 +142,8 @@ def test_openapi_is_absent_and_unknown_resources_are_404(emulator: Emulator, api
 
 def test_create_get_list_delete(api_client: Any, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
-    created, code, _ = core.create_namespaced_config_map_with_http_info(namespace, configmap("settings", namespace,
-                                                                                            data={"a": "1"}))
+    settings = configmap("settings", namespace, data={"a": "1"})
+    created, code, _headers = core.create_namespaced_config_map_with_http_info(namespace, settings)
     assert code == 201
     assert created.metadata.uid and created.metadata.resource_version and created.metadata.creation_timestamp
     assert core.read_namespaced_config_map("settings", namespace).data == {"a": "1"}
@@ -156,7 +156,7 @@ def test_create_get_list_delete(api_client: Any, namespace: str) -> None:
     assert body["message"] == 'configmaps "settings" already exists'
     assert body["details"] == {"name": "settings", "kind": "configmaps"}
 
-    status, deleted, _ = raw(api_client, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/settings")
+    status, deleted, _headers = raw(api_client, "DELETE", f"/api/v1/namespaces/{namespace}/configmaps/settings")
     assert status == 200 and deleted["kind"] == "Status" and deleted["status"] == "Success"
     assert deleted["details"]["name"] == "settings" and deleted["details"]["kind"] == "configmaps"
     body = expect_error(404, "NotFound", core.read_namespaced_config_map, "settings", namespace)
@@ -172,20 +172,20 @@ def test_not_found_names_the_group(api_client: Any, namespace: str) -> None:
 
 def test_create_rejects_bad_bodies(api_client: Any, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps"
-    status, body, _ = raw(api_client, "POST", path, {"apiVersion": "apps/v1", "kind": "ConfigMap",
-                                                     "metadata": {"name": "x"}})
+    status, body, _headers = raw(api_client, "POST", path, {"apiVersion": "apps/v1", "kind": "ConfigMap",
+                                                            "metadata": {"name": "x"}})
     assert status == 400 and body["reason"] == "BadRequest"
     assert body["message"] == "the API version in the data (apps/v1) does not match the expected API version (v1)"
-    status, body, _ = raw(api_client, "POST", path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})
+    status, body, _headers = raw(api_client, "POST", path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})
     assert status == 422 and body["reason"] == "Invalid"
     assert body["message"] == 'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'
     assert body["details"]["causes"] == [{"reason": "FieldValueRequired", "field": "metadata.name",
                                           "message": "Required value: name or generateName is required"}]
-    status, body, _ = raw(api_client, "POST", path, {"apiVersion": "v1", "kind": "ConfigMap",
-                                                     "metadata": {"name": "Bad_Name"}})
+    status, body, _headers = raw(api_client, "POST", path, {"apiVersion": "v1", "kind": "ConfigMap",
+                                                            "metadata": {"name": "Bad_Name"}})
     assert status == 422 and body["details"]["causes"][0]["field"] == "metadata.name"
-    status, body, _ = raw(api_client, "POST", path, {"apiVersion": "v1", "kind": "ConfigMap",
-                                                     "metadata": {"name": "x", "namespace": "elsewhere"}})
+    status, body, _headers = raw(api_client, "POST", path, {"apiVersion": "v1", "kind": "ConfigMap",
+                                                            "metadata": {"name": "x", "namespace": "elsewhere"}})
     assert status == 400
     assert body["message"] == "the namespace of the provided object does not match the namespace sent on the request"
 
@@ -276,15 +276,15 @@ def test_status_subresource_is_separate(api_client: Any, namespace: str) -> None
                                                _content_type="application/merge-patch+json")
     assert patched.status.phase == "Running"
     relabelled = core.patch_namespaced_pod("p", namespace, {"metadata": {"labels": {"x": "1"}},
-                                                           "status": {"phase": "Failed"}})
+                                                            "status": {"phase": "Failed"}})
     assert relabelled.status.phase == "Running" and relabelled.metadata.labels["x"] == "1"
 
 
 def test_delete_pod_returns_the_pod_and_dry_run_keeps_it(api_client: Any, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
     core.create_namespaced_pod(namespace, pod("p", namespace))
-    status, body, _ = raw(api_client, "DELETE", f"/api/v1/namespaces/{namespace}/pods/p",
-                          query=[("dryRun", "All")])
+    status, body, _headers = raw(api_client, "DELETE", f"/api/v1/namespaces/{namespace}/pods/p",
+                                 query=[("dryRun", "All")])
     assert status == 200 and body["kind"] == "Pod"
     assert core.read_namespaced_pod("p", namespace).metadata.name == "p"
     dry = core.create_namespaced_config_map(namespace, configmap("dry", namespace), dry_run="All")
@@ -440,8 +440,8 @@ def test_eviction_allowed_decrements_the_budget(emulator: Emulator, api_client: 
     assert (before.current_healthy, before.desired_healthy, before.expected_pods, before.disruptions_allowed) == \
         (3, 1, 3, 2)
 
-    status, body, _ = raw(api_client, "POST", "/api/v1/namespaces/default/pods/web-0/eviction",
-                          {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-0"}})
+    status, body, _headers = raw(api_client, "POST", "/api/v1/namespaces/default/pods/web-0/eviction",
+                                 {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-0"}})
     assert status == 201 and body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                                       "code": 201}
     assert emulator.get("pods", "default", "web-0") is None
@@ -464,8 +464,8 @@ def test_eviction_refused_by_budget_is_429(emulator: Emulator, api_client: Any) 
 
 @pytest.mark.needs_emulator
 def test_eviction_with_two_budgets_is_500(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([pdb("all", selector={}, minAvailable=0), pdb("web", selector={"matchLabels": {"app": "web"}},
-                                                                   minAvailable=0),
+    emulator.load([pdb("all", selector={}, minAvailable=0),
+                   pdb("web", selector={"matchLabels": {"app": "web"}}, minAvailable=0),
                    pdb("nil-selector", minAvailable=5), pod("web-0", labels={"app": "web"})])
     body = expect_error(500, "InternalError", client.CoreV1Api(api_client).create_namespaced_pod_eviction,
                         "web-0", "default", eviction("web-0"))
@@ -481,9 +481,9 @@ def test_eviction_of_missing_pod_is_404_and_dry_run_keeps_the_pod(emulator: Emul
     emulator.load([pdb("web", selector={"matchLabels": {"app": "web"}}, minAvailable=1),
                    pod("web-0", labels={"app": "web"}), pod("web-1", labels={"app": "web"})])
     core.create_namespaced_pod_eviction("web-0", "default", eviction("web-0", dry_run=True))
-    status, _, _ = raw(api_client, "POST", "/api/v1/namespaces/default/pods/web-1/eviction",
-                       {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1"}},
-                       query=[("dryRun", "All")])
+    status, _body, _headers = raw(api_client, "POST", "/api/v1/namespaces/default/pods/web-1/eviction",
+                                  {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1"}},
+                                  query=[("dryRun", "All")])
     assert status == 201
     assert emulator.get("pods", "default", "web-0") and emulator.get("pods", "default", "web-1")
     assert emulator.get("pdb", "default", "web")["status"]["disruptionsAllowed"] == 1
@@ -547,9 +547,9 @@ def test_crd_registers_a_custom_resource(api_client: Any, dynamic_client: Any, n
             {"status": {"readyReplicas": 1}, "spec": {"deschedulingIntervalSeconds": 1}})
         assert with_status["status"] == {"readyReplicas": 1}
         assert with_status["spec"]["deschedulingIntervalSeconds"] == 3600  # a status write changes only status
-        status, body, _ = raw(api_client, "PATCH", f"/apis/operator.openshift.io/v1/namespaces/{namespace}/"
-                              "kubedeschedulers/cluster", {"spec": {"x": 1}},
-                              headers={"Content-Type": "application/strategic-merge-patch+json"})
+        status, body, _headers = raw(api_client, "PATCH", f"/apis/operator.openshift.io/v1/namespaces/{namespace}/"
+                                     "kubedeschedulers/cluster", {"spec": {"x": 1}},
+                                     headers={"Content-Type": "application/strategic-merge-patch+json"})
         assert status == 415 and body["reason"] == "UnsupportedMediaType"
     finally:
         extensions.delete_custom_resource_definition(CRD["metadata"]["name"])
@@ -596,7 +596,7 @@ def test_fault_injection(emulator: Emulator, api_client: Any) -> None:
 
     emulator.faults.fail(429, verb="POST", path="/eviction$", times=2, retry_after=1)
     emulator.load([pod("p")])
-    for _ in range(2):
+    for _attempt in range(2):
         with pytest.raises(ApiException) as caught:
             core.create_namespaced_pod_eviction("p", "default", eviction("p"))
         assert caught.value.status == 429 and caught.value.headers["Retry-After"] == "1"
@@ -624,8 +624,8 @@ def test_auth_token_and_forbidden_rules(emulator: Emulator, api_client: Any) -> 
     body = expect_error(403, "Forbidden", core.list_pod_for_all_namespaces)
     assert body["message"] == ('pods is forbidden: User "system:serviceaccount:ops:descheduler" cannot list resource '
                                '"pods" in API group "" at the cluster scope')
-    status, body, _ = raw(api_client, "GET", "/api/v1/namespaces/default/pods",
-                          headers={"Impersonate-User": "jane"})
+    status, body, _headers = raw(api_client, "GET", "/api/v1/namespaces/default/pods",
+                                 headers={"Impersonate-User": "jane"})
     assert status == 403 and body["message"] == ('pods is forbidden: User "jane" cannot list resource "pods" in API '
                                                  'group "" in the namespace "default"')
     emulator.load([pod("p")])
@@ -699,9 +699,10 @@ def test_method_not_allowed_and_delete_collection(api_client: Any, namespace: st
     core = client.CoreV1Api(api_client)
     for name, tier in (("a", "x"), ("b", "x"), ("c", "y")):
         core.create_namespaced_config_map(namespace, configmap(name, namespace, {"tier": tier}))
-    status, body, _ = raw(api_client, "PUT", f"/api/v1/namespaces/{namespace}/configmaps", configmap("a", namespace))
+    status, body, _headers = raw(api_client, "PUT", f"/api/v1/namespaces/{namespace}/configmaps",
+                                 configmap("a", namespace))
     assert status == 405 and body["reason"] == "MethodNotAllowed"
-    status, body, _ = raw(api_client, "GET", f"/api/v1/namespaces/{namespace}/pods/nope/eviction")
+    status, body, _headers = raw(api_client, "GET", f"/api/v1/namespaces/{namespace}/pods/nope/eviction")
     assert status == 405 and body["reason"] == "MethodNotAllowed"
     core.delete_collection_namespaced_config_map(namespace, label_selector="tier=x")
     left = [c.metadata.name for c in core.list_namespaced_config_map(namespace).items]
@@ -713,12 +714,12 @@ def test_apply_patch_creates_then_merges(api_client: Any, namespace: str) -> Non
     manifest = (f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: {namespace}\n"
                 "data:\n  a: '1'\n")
     headers = {"Content-Type": "application/apply-patch+yaml"}
-    status, created, _ = raw(api_client, "PATCH", path, manifest, headers, query=[("fieldManager", "tests")])
+    status, created, _headers = raw(api_client, "PATCH", path, manifest, headers, query=[("fieldManager", "tests")])
     assert status == 201 and created["data"] == {"a": "1"}
-    status, updated, _ = raw(api_client, "PATCH", path, manifest.replace("'1'", "'2'"), headers,
-                             query=[("fieldManager", "tests")])
+    status, updated, _headers = raw(api_client, "PATCH", path, manifest.replace("'1'", "'2'"), headers,
+                                    query=[("fieldManager", "tests")])
     assert status == 200 and updated["data"] == {"a": "2"}
-    status, body, _ = raw(api_client, "PATCH", path, manifest, headers)
+    status, body, _headers = raw(api_client, "PATCH", path, manifest, headers)
     assert status == 422 and body["message"] == ('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required '
                                                  "value: is required for apply patch")
 
@@ -743,8 +744,8 @@ def test_pdb_status_follows_pod_health_and_percentages(emulator: Emulator, api_c
     # An unready pod is evicted without using the budget while the budget is met (IfHealthyBudget).
     core.create_namespaced_pod_eviction("web-0", "default", eviction("web-0"))
     assert numbers("half") == (3, 2, 3, 1)
-    status, body, _ = raw(api_client, "POST", "/api/v1/namespaces/default/pods/db-0/eviction",
-                          {"apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "db-0"}})
+    status, body, _headers = raw(api_client, "POST", "/api/v1/namespaces/default/pods/db-0/eviction",
+                                 {"apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "db-0"}})
     assert status == 201 and numbers("quarter")[3] == 1
 
 
@@ -768,9 +769,9 @@ def test_extension_points(emulator: Emulator, api_client: Any) -> None:
     assert created.metadata.annotations == {"admitted": "yes"}
     body = expect_error(403, "Forbidden", core.create_namespaced_pod, "default", pod("q", labels={"forbidden": "1"}))
     assert "vet.example.com" in body["message"]
-    status, answer, _ = raw(api_client, "PUT", "/api/v1/namespaces/default/pods/p/migrate", {})
+    status, answer, _headers = raw(api_client, "PUT", "/api/v1/namespaces/default/pods/p/migrate", {})
     assert status == 202 and answer == {"migrating": "p", "by": "kubernetes-admin"}
-    _, resources, _ = raw(api_client, "GET", "/api/v1")
+    _status, resources, _headers = raw(api_client, "GET", "/api/v1")
     assert any(r["name"] == "pods/migrate" for r in resources["resources"])
 
     def evict_nothing(emu: Emulator, namespace: str, name: str, body: Obj, dry_run: bool, user: str) -> Obj:

@@ -98,7 +98,7 @@ def test_slim_is_applied_to_each_item(kube, client, namespace):
     def slim(item: dict) -> dict:
         return {"kind": item["kind"], "name": item["metadata"]["name"]}
 
-    items, _ = list_raw(client, resource_path("v1", "pods", namespace), page_size=10, slim=slim)
+    items, _resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=10, slim=slim)
     assert items == [{"kind": "Pod", "name": f"p-{index:05d}"} for index in range(25)]
 
 
@@ -107,11 +107,12 @@ def test_label_and_field_selectors_pass_through(kube, client, namespace):
               + [pod(namespace, f"db-{index}", {"tier": "db"}) for index in range(5)])
     path = resource_path("v1", "pods", namespace)
 
-    web, _ = list_raw(client, path, page_size=5, label_selector="tier=web")
+    web, _resource_version = list_raw(client, path, page_size=5, label_selector="tier=web")
     assert sorted(names(web)) == sorted(f"web-{index}" for index in range(12))
-    one, _ = list_raw(client, path, page_size=5, field_selector="metadata.name=db-3")
+    one, _resource_version = list_raw(client, path, page_size=5, field_selector="metadata.name=db-3")
     assert names(one) == ["db-3"]
-    both, _ = list_raw(client, path, label_selector="tier in (web,db)", field_selector="metadata.name!=web-0")
+    both, _resource_version = list_raw(client, path, label_selector="tier in (web,db)",
+                                       field_selector="metadata.name!=web-0")
     assert len(both) == 16
 
 
@@ -132,7 +133,8 @@ def test_expired_continue_token_restarts_into_a_consistent_list(emulator, client
         emulator.delete("Pod", namespace, "p-00000")
         emulator.load([pod(namespace, "p-new")])
 
-    items, _ = list_raw(client, resource_path("v1", "pods", namespace), page_size=500, on_restart=on_restart)
+    items, _resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=500,
+                                        on_restart=on_restart)
 
     listed = names(items)
     assert restarts == [1]

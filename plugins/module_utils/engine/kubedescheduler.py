@@ -265,7 +265,7 @@ def parse_go_duration(text: str) -> int:
 def _go_fraction(value: int, precision: int) -> tuple[str, int]:
     digits: list[str] = []
     printing = False
-    for _ in range(precision):
+    for _position in range(precision):
         digit = value % 10
         printing = printing or digit != 0
         if printing:
@@ -694,7 +694,7 @@ def _check_eviction_limits_types(spec: dict) -> list[Finding]:
 
 def _check_customization_types(customizations: dict) -> list[Finding]:
     base = "spec.profileCustomizations"
-    findings = _check_unknown_fields(customizations, base, tuple(name for name, _ in _CUSTOMIZATION_FIELDS))
+    findings = _check_unknown_fields(customizations, base, tuple(name for name, _kind in _CUSTOMIZATION_FIELDS))
     for name, kind in _CUSTOMIZATION_FIELDS:
         if not _present(customizations, name):
             continue

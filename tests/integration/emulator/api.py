@@ -94,7 +94,7 @@ def timestamp_in(seconds: int) -> str:
 
 
 def generate_name(prefix: str) -> str:
-    return prefix[:58] + "".join(random.choice(_GENERATED_SUFFIX_ALPHABET) for _ in range(5))
+    return prefix[:58] + "".join(random.choice(_GENERATED_SUFFIX_ALPHABET) for _position in range(5))
 
 
 def name_errors(resource_type: ResourceType, name: str) -> list[dict[str, str]]:

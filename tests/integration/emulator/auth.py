@@ -35,8 +35,8 @@ class ForbidRule:
 
 def parse_resource(resource: str) -> tuple[str, str | None, str]:
     """`pods` → (pods, None, ""); `deployments.apps/scale` → (deployments, apps, scale)."""
-    name, _, subresource = resource.partition("/")
-    plural, _, group = name.partition(".")
+    name, _slash, subresource = resource.partition("/")
+    plural, _dot, group = name.partition(".")
     return plural, (group if "." in name else None), subresource
 
 
@@ -69,7 +69,7 @@ class Auth:
         """The requesting user's name; raises 401 when tokens are required and this one is unknown."""
         user = self.default_user
         if self._tokens:
-            scheme, _, token = headers.get("authorization", "").partition(" ")
+            scheme, _space, token = headers.get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or token.strip() not in self._tokens:
                 raise unauthorized()
             user = self._tokens[token.strip()]

@@ -263,7 +263,7 @@ class ReplicaSetController(Controller):
             return
         active = self.active_pods(emulator, replica_set)
         wanted = int((replica_set.get("spec") or {}).get("replicas", 1))
-        for _ in range(wanted - len(active)):
+        for _missing in range(wanted - len(active)):
             active.append(self.create_pod(emulator, replica_set))
         pods_type = emulator.storage_type(PODS)
         assert pods_type is not None
@@ -298,9 +298,9 @@ class ReplicaSetController(Controller):
         if self.start_ready and created["spec"].get("nodeName"):
             started = clone(created)
             started["status"] = running_ready_status(created)
-            created, _ = emulator.api.update(pods_type, created["metadata"]["namespace"], created["metadata"]["name"],
-                                             started, subresource="status", user="system:node:" +
-                                             created["spec"]["nodeName"])
+            created, _was_created = emulator.api.update(pods_type, created["metadata"]["namespace"],
+                                                        created["metadata"]["name"], started, subresource="status",
+                                                        user="system:node:" + created["spec"]["nodeName"])
         return created
 
     def _update_status(self, emulator: Emulator, replica_set: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from .resources import Registry
 
 
 def version_info(version: str) -> dict[str, Any]:
-    major, minor, *_ = version.split(".")
+    major, minor, *_rest = version.split(".")
     return {
         "major": major,
         "minor": minor,

@@ -310,8 +310,8 @@ class Emulator:
     def replace(self, obj: dict[str, Any], subresource: str = "") -> dict[str, Any]:
         resource_type = self._type_of(obj)
         metadata = obj.get("metadata") or {}
-        updated, _ = self.api.update(resource_type, metadata.get("namespace", ""), metadata.get("name", ""),
-                                     clone(obj), subresource=subresource)
+        updated, _created = self.api.update(resource_type, metadata.get("namespace", ""), metadata.get("name", ""),
+                                            clone(obj), subresource=subresource)
         return clone(updated)
 
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -322,8 +322,8 @@ class Emulator:
         """`patch_type`: merge, json, strategic (or a content type)."""
         resource_type = self.resource(kind)
         content_type = PATCH_TYPE_ALIASES.get(patch_type, patch_type)
-        patched, _ = self.api.patch(resource_type, namespace or "", name, content_type, patch,
-                                    subresource=subresource, field_manager="emulator")
+        patched, _created = self.api.patch(resource_type, namespace or "", name, content_type, patch,
+                                           subresource=subresource, field_manager="emulator")
         return clone(patched)
 
     def delete(self, kind: str, namespace: str | None, name: str, grace_period_seconds: int | None = None,

@@ -42,7 +42,7 @@ def decode(token: str) -> ContinueToken:
         if payload.get("v") != TOKEN_VERSION:
             raise ValueError(f"unsupported continue version {payload.get('v')!r}")
         start = payload["start"].rstrip("\x00")
-        namespace, _, name = start.rpartition("/")
+        namespace, _slash, name = start.rpartition("/")
         return ContinueToken(int(payload["rv"]), (namespace, name), int(payload.get("page", 1)),
                              float(payload.get("issued", time.time())))
     except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as exc:

@@ -120,11 +120,11 @@ def json_patch(doc: Any, operations: Any) -> Any:
         if op == "add":
             doc = _add(doc, path, copy.deepcopy(operation.get("value")))
         elif op == "remove":
-            doc, _ = _remove(doc, path)
+            doc, _removed = _remove(doc, path)
         elif op == "replace":
             _get(doc, path)  # the target must exist, unlike for "add"
             if _pointer(path):
-                doc, _ = _remove(doc, path)
+                doc, _removed = _remove(doc, path)
             doc = _add(doc, path, copy.deepcopy(operation.get("value")))
         elif op == "move":
             doc, value = _remove(doc, operation["from"])
@@ -257,7 +257,7 @@ def _apply_order(items: list[Any], order: list[Any], merge_key: str | None) -> l
     wanted = [identity(entry) for entry in order]
     ranked = [(wanted.index(identity(item)) if identity(item) in wanted else len(wanted), i, item)
               for i, item in enumerate(items)]
-    return [item for _, _, item in sorted(ranked, key=lambda entry: (entry[0], entry[1]))]
+    return [item for _rank, _index, item in sorted(ranked, key=lambda entry: (entry[0], entry[1]))]
 
 
 def _strip_directives(value: Any) -> Any:

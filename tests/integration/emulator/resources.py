@@ -151,7 +151,7 @@ class Registry:
 
     def versions_of(self, group: str, plural: str) -> list[ResourceType]:
         """Every served version of one storage table, preferred first."""
-        found = [rt for (g, _, p), rt in list(self._types.items()) if g == group and p == plural]
+        found = [rt for (g, _version, p), rt in list(self._types.items()) if g == group and p == plural]
         return sorted(found, key=lambda rt: version_priority(rt.version))
 
     def find(self, name: str, api_version: str | None = None) -> ResourceType:
@@ -171,19 +171,19 @@ class Registry:
         raise KeyError(f"unknown resource {name!r}" + (f" in {api_version}" if api_version else ""))
 
     def find_by_kind(self, api_version: str, kind: str) -> ResourceType | None:
-        group, _, version = api_version.rpartition("/")
+        group, _slash, version = api_version.rpartition("/")
         return next((rt for rt in self.all() if rt.group == group and rt.version == version and rt.kind == kind), None)
 
     def groups(self) -> list[tuple[str, list[str]]]:
         """(group, versions preferred first) in registration order; the core group is ""."""
         with self._lock:
             versions: dict[str, set[str]] = {}
-            for group, version, _ in self._types:
+            for group, version, _plural in self._types:
                 versions.setdefault(group, set()).add(version)
             return [(g, sorted(versions[g], key=version_priority)) for g in self._group_order if g in versions]
 
     def resources_in(self, group: str, version: str) -> list[ResourceType]:
-        return [rt for (g, v, _), rt in list(self._types.items()) if g == group and v == version]
+        return [rt for (g, v, _plural), rt in list(self._types.items()) if g == group and v == version]
 
     def _group_rank(self, group: str) -> int:
         return self._group_order.index(group) if group in self._group_order else len(self._group_order)
@@ -219,11 +219,9 @@ def builtin_types() -> list[ResourceType]:
         _core("Pod", "pods", short_names=("po",), categories=("all",), field_labels=POD_FIELDS,
               indexed_fields=("spec.nodeName",), delete_returns_object=True, defaulter=defaults.pod,
               status_on_create=defaults.pod_status_on_create,
-              subresources=(
-                  Subresource("eviction", "Eviction", ("create",), group="policy", version="v1"),
-                  Subresource("log", "Pod", ("get",)),
-                  STATUS,
-              )),
+              subresources=(Subresource("eviction", "Eviction", ("create",), group="policy", version="v1"),
+                            Subresource("log", "Pod", ("get",)),
+                            STATUS)),
         _core("PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",), subresources=(STATUS,),
               delete_returns_object=True),
         _core("ConfigMap", "configmaps", short_names=("cm",)),

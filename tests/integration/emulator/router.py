@@ -33,7 +33,7 @@ VERB_BY_METHOD = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update"
                   "DELETE": "delete"}
 DEFAULT_WATCH_TIMEOUT = 300.0
 SubresourceHandler = Callable[["Emulator", "ResourceRequest"], Response]
-RouteHandler = Callable[["Emulator", Request, "re.Match[str]"], Response]
+RouteHandler = Callable[["Emulator", Request, re.Match[str]], Response]
 
 
 @dataclass(frozen=True)
@@ -277,8 +277,8 @@ class Router:
         if rr.verb == "get":
             return json_response(200, api.get(rr.resource_type, rr.namespace, rr.name))
         if rr.verb == "update":
-            obj, _ = api.update(rr.resource_type, rr.namespace, rr.name, decode_body(rr.request), dry_run=rr.dry_run,
-                                subresource="status", user=rr.user)
+            obj, _created = api.update(rr.resource_type, rr.namespace, rr.name, decode_body(rr.request),
+                                       dry_run=rr.dry_run, subresource="status", user=rr.user)
             return json_response(200, obj)
         return self._patch(rr, subresource="status")
 
@@ -306,7 +306,7 @@ class Router:
             _set_path_value(updated, paths.get("specReplicasPath", ".spec.replicas"), replicas)
             updated["metadata"]["resourceVersion"] = (wanted.get("metadata") or {}).get("resourceVersion") or \
                 current["metadata"].get("resourceVersion")
-            obj, _ = api.update(rt, rr.namespace, rr.name, updated, dry_run=rr.dry_run, user=rr.user)
+            obj, _created = api.update(rt, rr.namespace, rr.name, updated, dry_run=rr.dry_run, user=rr.user)
             return json_response(200, scale_view(rt, obj))
 
     # --- watch ---------------------------------------------------------------------------------------------------
@@ -362,4 +362,3 @@ def scale_view(resource_type: ResourceType, obj: dict[str, Any]) -> dict[str, An
         "status": {"replicas": _path_value(obj, paths.get("statusReplicasPath", ".status.replicas")) or 0,
                    "selector": selector or ""},
     }
-

@@ -172,7 +172,7 @@ def _unescape(value: str) -> str:
 
 
 def _split_unescaped(text: str, separator: str) -> list[str]:
-    return [part for part in re.split(rf"(?<!\\){re.escape(separator)}", text)]
+    return re.split(rf"(?<!\\){re.escape(separator)}", text)
 
 
 def parse_field_selector(text: str | None, supported: tuple[str, ...]) -> FieldSelector:

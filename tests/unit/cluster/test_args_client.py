@@ -351,7 +351,7 @@ def test_impersonation_and_bearer_headers_on_the_wire(recording_server):
     api_client = build_api_client({"host": host, "api_key": "tok", "impersonate_user": "alice",
                                    "impersonate_groups": ["ops", "system:authenticated"]}, env=NO_DEFAULT_KUBECONFIG)
     assert get_raw(api_client, resource_path("v1", "namespaces")) == {"kind": "NamespaceList", "apiVersion": "v1",
-                                                                       "items": []}
+                                                                      "items": []}
     path, headers = recording_server.requests[-1]
     assert path == "/api/v1/namespaces"
     assert header_values(headers, "Authorization") == ["Bearer tok"]
@@ -365,7 +365,7 @@ def test_impersonation_from_env(recording_server):
     env = dict(NO_DEFAULT_KUBECONFIG, K8S_AUTH_HOST=host, K8S_AUTH_API_KEY="tok",
                K8S_AUTH_IMPERSONATE_USER="bob", K8S_AUTH_IMPERSONATE_GROUPS="a,b,c")
     get_raw(build_api_client({}, env=env), "/api/v1/namespaces")
-    _, headers = recording_server.requests[-1]
+    _path, headers = recording_server.requests[-1]
     assert header_values(headers, "Impersonate-User") == ["bob"]
     assert header_values(headers, "Impersonate-Group") == ["a", "b", "c"]
 

@@ -430,7 +430,7 @@ def test_namespace_label_selector_per_profile():
         pod["status"]["phase"] = "Running"
     plan = compute_plan([*objects, build_node("node2", 1000, 2000, 10)], document, NOW)
     assert {(e["profile"], e["namespace"]) for e in plan["evictions"]} == {("prod", "ns-prod"),
-                                                                          ("backend", "ns-backend")}
+                                                                           ("backend", "ns-backend")}
 
 
 def test_namespace_label_selector_needs_the_namespace_object():
@@ -448,8 +448,8 @@ def test_empty_namespace_label_selector_is_inactive(selector):
 
 def test_evict_annotation_bypasses_every_filter_check():
     pod = ut_pod("p", add_evict_annotation, set_deletion, set_mirror_annotations, add_evict_annotation,
-                   lambda p: set_annotation(p, "kubernetes.io/config.source", "file"),
-                   lambda p: set_annotation(p, PREFER_NO_EVICTION), started(1))
+                 lambda p: set_annotation(p, "kubernetes.io/config.source", "file"),
+                 lambda p: set_annotation(p, PREFER_NO_EVICTION), started(1))
     args = {"labelSelector": {"matchLabels": {"x": "y"}}, "minReplicas": 5, "minPodAge": "1h",
             "noEvictionPolicy": "Mandatory", "podProtections": {"extraEnabled": ["PodsWithoutPDB"]}}
     assert filtered([pod], args)
@@ -497,9 +497,8 @@ def test_threshold_by_priority_class_name():
 
 def test_static_pod_source():
     assert not filtered([ut_pod("p", set_normal_owner,
-                                  lambda p: set_annotation(p, "kubernetes.io/config.source", "file"))])
-    assert filtered([ut_pod("p", set_normal_owner, lambda p: set_annotation(p, "kubernetes.io/config.source",
-                                                                              "api"))])
+                                lambda p: set_annotation(p, "kubernetes.io/config.source", "file"))])
+    assert filtered([ut_pod("p", set_normal_owner, lambda p: set_annotation(p, "kubernetes.io/config.source", "api"))])
 
 
 def test_terminating_and_label_selector():

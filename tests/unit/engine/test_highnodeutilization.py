@@ -331,8 +331,8 @@ def test_evictable_namespaces_exclude():
 
 
 def test_only_thresholding_resources_counts_zero_requests_and_init_containers():
-    node_list = [build_node("n1", 1000, 10**9, 100, with_extended(10)), build_node("n2", 1000, 10**9, 100,
-                                                                                    with_extended(10))]
+    node_list = [build_node("n1", 1000, 10**9, 100, with_extended(10)),
+                 build_node("n2", 1000, 10**9, 100, with_extended(10))]
 
     def zero_request(pod: dict) -> None:
         set_rs_owner(pod)

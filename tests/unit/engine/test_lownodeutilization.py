@@ -255,7 +255,9 @@ def test_without_priorities_but_only_other_node_is_unschedulable():
 
 
 def _west_east_nodes() -> list[dict]:
-    east = lambda node: set_labels(node, datacenter="east")  # noqa: E731
+    def east(node: dict) -> None:
+        set_labels(node, datacenter="east")
+
     return [build_node("n1", 4000, 3000, 9), build_node("n2", 4000, 3000, 10, east)]
 
 

@@ -216,7 +216,7 @@ def test_namespaces_and_label_selector():
     pods = [violating("a", "keep", {"app": "x"}), violating("b", "other", {"app": "x"}),
             violating("c", "other", {"app": "y"})]
     document = policy((NAME, "deschedule", {"nodeAffinityType": [REQUIRED], "namespaces": {"exclude": ["keep"]},
-                                           "labelSelector": {"matchLabels": {"app": "x"}}}))
+                                            "labelSelector": {"matchLabels": {"app": "x"}}}))
     assert evicted_names(compute_plan([node(WITHOUT), node(WITH), *pods], document, NOW)) == ["b"]
 
 

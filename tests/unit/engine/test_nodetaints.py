@@ -190,12 +190,14 @@ def test_no_execute_is_never_considered():
 
 
 def test_wildcard_and_exists_tolerations():
-    pods = [build_pod("any", 1, 0, "n1", lambda p: (set_rs_owner(p), p["spec"].update(
-                tolerations=[{"operator": "Exists"}]))),
-            build_pod("key", 1, 0, "n1", lambda p: (set_rs_owner(p), p["spec"].update(
-                tolerations=[{"key": "testTaint1", "operator": "Exists", "effect": "NoSchedule"}]))),
-            build_pod("wrong-effect", 1, 0, "n1", lambda p: (set_rs_owner(p), p["spec"].update(
-                tolerations=[{"key": "testTaint1", "operator": "Exists", "effect": "NoExecute"}])))]
+    pods = [
+        build_pod("any", 1, 0, "n1", lambda p: (set_rs_owner(p), p["spec"].update(
+            tolerations=[{"operator": "Exists"}]))),
+        build_pod("key", 1, 0, "n1", lambda p: (set_rs_owner(p), p["spec"].update(
+            tolerations=[{"key": "testTaint1", "operator": "Exists", "effect": "NoSchedule"}]))),
+        build_pod("wrong-effect", 1, 0, "n1", lambda p: (set_rs_owner(p), p["spec"].update(
+            tolerations=[{"key": "testTaint1", "operator": "Exists", "effect": "NoExecute"}]))),
+    ]
     assert evicted_names(run([tainted("n1", TEST_TAINT)], pods)) == ["wrong-effect"]
 
 

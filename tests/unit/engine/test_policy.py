@@ -229,8 +229,8 @@ profiles:
           - "PodsWithoutPDB"
           defaultDisabled:
           - "PodsWithLocalStorage"
-          - "DaemonSetPods\"""", {"extraEnabled": ["PodsWithPVC", "PodsWithoutPDB"],
-                                   "defaultDisabled": ["PodsWithLocalStorage", "DaemonSetPods"]}),
+          - "DaemonSetPods\"""",
+     {"extraEnabled": ["PodsWithPVC", "PodsWithoutPDB"], "defaultDisabled": ["PodsWithLocalStorage", "DaemonSetPods"]}),
 ])
 def test_pod_protections_configuration(protections, expected):
     profile = load(PROTECTIONS_POLICY % protections).profiles[0]

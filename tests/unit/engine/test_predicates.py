@@ -427,7 +427,7 @@ def test_pod_node_affinity_weight():
               Node(build_node("n3", 1, 1, 1, labelled(key3="value3")))]
     assert max(preferred_weight(pod, n) for n in others) == 0
     assert max(preferred_weight(pod, n) for n in [Node(build_node("n1", 1, 1, 1, labelled(key1="value1"))),
-                                                 others[0]]) == 10
+                                                  others[0]]) == 10
 
 
 # --- SortPodsBasedOnPriorityLowToHigh / SortPodsBasedOnAge ----------------------------------------------------------

@@ -185,7 +185,7 @@ def spread(prefix: str, layout: dict[str, int], apply: Apply = RS1, first: int =
     """Pods <prefix><n> numbered from <first>, <count> on each node of layout in order."""
     pods = []
     for node_name, count in layout.items():
-        for _ in range(count):
+        for _index in range(count):
             pods.append(pod_on(f"{prefix}{first + len(pods)}", node_name, apply))
     return pods
 
@@ -194,7 +194,7 @@ def alternating(layout: dict[str, int], shapes: list[Callable[[dict], None]]) ->
     """p1..pN over layout, the shape cycling through shapes (upstream alternates k1/k2 variants)."""
     pods = []
     for node_name, count in layout.items():
-        for _ in range(count):
+        for _index in range(count):
             pods.append(pod_on(f"p{len(pods) + 1}", node_name, shapes[len(pods) % len(shapes)]))
     return pods
 

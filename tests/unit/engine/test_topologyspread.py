@@ -62,7 +62,7 @@ def create_pods(groups: list[dict]) -> list[dict]:
     """createTestPods: pod-<n> in ns1, 100m cpu, ReplicaSet replicaset-1 owner unless noOwners."""
     pods = []
     for spec in groups:
-        for _ in range(spec["count"]):
+        for _index in range(spec["count"]):
             pods.append(build_pod(f"pod-{len(pods)}", 100, 0, spec["node"], _shape(spec), namespace="ns1"))
     return pods
 
@@ -221,7 +221,7 @@ def _cases() -> list:
         ("2 domains, sizes [4,0], maxSkew=1, move 2 pods since selector matches multiple nodes",
          [zone_node("n1", "zoneA", region="boston"), zone_node("n2", "zoneB", region="boston")],
          [group(1, "n1", FOO_BAR, constraint(1), {"region": "boston"})]
-         + [group(1, "n1", FOO_BAR, node_selector={"region": "boston"}) for _ in range(3)],
+         + [group(1, "n1", FOO_BAR, node_selector={"region": "boston"}) for _copy in range(3)],
          2, None, {}, False),
         ("3 domains, sizes [0, 1, 100], maxSkew=1, move 66 pods to get [34, 33, 34]",
          [zone_node("n1", "zoneA"), zone_node("n2", "zoneB"), zone_node("n3", "zoneC")],

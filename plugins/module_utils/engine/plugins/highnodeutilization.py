@@ -45,7 +45,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     for info in destinations:
         info.cap = nu.absolute_cap(full, info.capacity, resources)
     available = {r: sum(i.cap.get(r, 0) - i.usage.get(r, 0) for i in destinations) for r in resources}
-    _, excluded = ArgsReader(args, NAME, ARG_FIELDS).namespaces("evictableNamespaces", include_allowed=False)
+    _included, excluded = ArgsReader(args, NAME, ARG_FIELDS).namespaces("evictableNamespaces", include_allowed=False)
     destination_taints = [i.node.taints for i in destinations]
     removable = _removable(handle, thresholds, ONLY_THRESHOLDING in (args.get("evictionModes") or []))
     for info in nu.sort_by_usage(under, ascending=True):

@@ -143,7 +143,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     for info in under + over:
         info.cap = nu.absolute_cap(thresholds.high, info.capacity, resources)  # low nodes too: capped at high
     available = {r: sum(i.cap.get(r, 0) - i.usage.get(r, 0) for i in under) for r in resources}
-    _, excluded = ArgsReader(args, NAME, ARG_FIELDS).namespaces("evictableNamespaces", include_allowed=False)
+    _included, excluded = ArgsReader(args, NAME, ARG_FIELDS).namespaces("evictableNamespaces", include_allowed=False)
     node_limit = (args.get("evictionLimits") or {}).get("node")
     destination_taints = [i.node.taints for i in under]
     for info in nu.sort_by_usage(over, ascending=False):

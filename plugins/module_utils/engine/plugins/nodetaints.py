@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
@@ -40,7 +40,8 @@ def _taint_in(taint: dict, entries: list[str]) -> bool:
     for entry in entries:
         if "=" in entry:
             key, value = entry.split("=", 1)
-            if taint.get("key") == key and (taint.get("value") or "") and taint.get("value") == value:
+            # like upstream, "key=value" only matches a taint with a non-empty value
+            if value != "" and taint.get("key") == key and taint.get("value") == value:
                 return True
         elif taint.get("key") == entry:
             return True
@@ -73,10 +74,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
             if not taints:
                 yield node.name, []
                 continue
-
-            def violates(pod: Pod, taints: list = taints) -> bool:
-                return _untolerated(pod, taints) is not None
-
+            violates = _violation_check(taints)
             yield node.name, [p for p in handle.pods_on_node(node.name) if pod_filter.accepts(p, violates)]
 
     def reason(pod: Pod) -> str:
@@ -86,6 +84,15 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
         return f"does not tolerate taint {taint.get('key')}{value}:{taint.get('effect')} on node {pod.node_name}"
 
     evict_per_node(handle, candidates(), reason)
+
+
+def _violation_check(taints: list[dict]) -> Callable[[Pod], bool]:
+    """A condition for PodFilter.accepts: the pod does not tolerate one of these taints."""
+
+    def violates(pod: Pod) -> bool:
+        return _untolerated(pod, taints) is not None
+
+    return violates
 
 
 def _untolerated(pod: Pod, taints: list[dict]) -> Optional[dict]:

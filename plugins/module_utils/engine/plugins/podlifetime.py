@@ -44,7 +44,7 @@ def validate(args: dict, field: str) -> None:
     if conditions is not None:
         if not isinstance(conditions, list):
             raise PolicyError(f"{field}.conditions", conditions, "expected a list of {type, status, reason, "
-                                                                  "minTimeSinceLastTransitionSeconds}")
+                              "minTimeSinceLastTransitionSeconds}")
         for index, condition in enumerate(conditions):
             where = f"{field}.conditions[{index}]"
             sub = ArgsReader(condition, where, CONDITION_FIELDS)

@@ -93,7 +93,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
 def _evict_owner(handle: PluginHandle, owner_key: OwnerKey, by_node: dict[str, list[Pod]], upper_avg: int,
                  target_count: int) -> bool:
     """Keep the original plus upper_avg-1 duplicates per node. False once the total limit ends the plugin."""
-    namespace, kind, name, _ = owner_key
+    namespace, kind, name, _images_hash = owner_key
     for node_name, pods in by_node.items():
         if len(pods) + 1 <= upper_avg:
             continue

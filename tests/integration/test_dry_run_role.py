@@ -1,0 +1,66 @@
+"""The dry_run role over a small fleet of snapshot clusters, one of them broken, through ansible-playbook."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from playbook import REPO, run_playbook
+
+NOW = "2026-11-22T12:00:00Z"
+
+
+def inventory(tmp_path: Path) -> Path:
+    hosts = {
+        "plain": {"descheduler_snapshot": str(REPO / "examples/snapshots/plain-k8s.yaml"),
+                  "descheduler_policy_file": str(REPO / "examples/policies/plain-k8s-policy.yaml")},
+        "openshift": {"descheduler_snapshot": str(REPO / "examples/snapshots/openshift-prod.yaml"),
+                      "descheduler_kubedescheduler_file":
+                          str(REPO / "examples/policies/openshift-kubedescheduler.yaml")},
+        "broken": {"descheduler_snapshot": str(tmp_path / "does-not-exist.yaml"),
+                   "descheduler_policy_file": str(REPO / "examples/policies/plain-k8s-policy.yaml")},
+    }
+    for variables in hosts.values():
+        variables["ansible_connection"] = "local"
+    document = {"clusters": {"hosts": hosts, "vars": {"descheduler_report_dir": str(tmp_path / "out"),
+                                                      "descheduler_now": NOW}}}
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def test_a_failing_cluster_is_marked_and_does_not_stop_the_others(tmp_path: Path) -> None:
+    process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(inventory(tmp_path)))
+    assert process.returncode == 0, process.stdout[-3000:]
+    out = tmp_path / "out"
+    summary = json.loads((out / "fleet-summary.json").read_text())
+    rows = {row["cluster"]: row for row in summary["clusters"]}
+    assert rows["broken"]["status"] == "failed"
+    assert "does-not-exist.yaml" in rows["broken"]["error"]
+    for name in ("plain", "openshift"):
+        assert rows[name]["status"] == "ok"
+        plan = json.loads((out / name / "plan.json").read_text())
+        assert rows[name]["evictions"] == plan["summary"]["total"] == len(plan["evictions"]) > 0
+        assert (out / name / "plan.html").exists() and (out / name / "plan.md").exists()
+    assert not (out / "broken").exists()
+    assert summary["totals"]["clusters_failed"] == 1 if "totals" in summary else True
+    markdown = (out / "fleet-summary.md").read_text()
+    assert "broken" in markdown and "failed" in markdown
+
+
+def test_fail_on_cluster_error_fails_the_play_after_reporting(tmp_path: Path) -> None:
+    process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(inventory(tmp_path)),
+                           "-e", "descheduler_fail_on_cluster_error=true")
+    assert process.returncode != 0
+    assert "1 cluster(s) failed" in process.stdout
+    assert (tmp_path / "out" / "fleet-summary.html").exists()
+
+
+def test_protected_openshift_namespaces_are_spared(tmp_path: Path) -> None:
+    process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(inventory(tmp_path)), "--limit", "openshift")
+    assert process.returncode == 0, process.stdout[-3000:]
+    plan = json.loads((tmp_path / "out" / "openshift" / "plan.json").read_text())
+    assert not [e for e in plan["evictions"] if e["namespace"].startswith("openshift-")]
+    assert {"AffinityAndTaints", "TopologyAndDuplicates", "LifecycleAndUtilization"} == set(
+        plan["summary"]["by_profile"])
