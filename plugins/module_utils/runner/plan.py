@@ -6,7 +6,7 @@ Kept apart from the module so the module stays thin (argument spec, call, result
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError, PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
@@ -108,7 +108,7 @@ def _policy_from_cluster(api_client: Any, params: Mapping[str, Any]) -> tuple[Ma
             # the policy the operator actually rendered for its operand is the most faithful source
             return (_parse_policy_text(rendered["data"]["policy.yaml"], RENDERED_POLICY_PATH), "DeschedulerPolicy",
                     {"type": "cluster", "object": f"ConfigMap {OPERATOR_NAMESPACE}/cluster", "key": "policy.yaml"})
-        resource = _get_optional(get_raw, api_client, KUBEDESCHEDULER_PATH, "KubeDescheduler")
+        resource = get_raw(api_client, KUBEDESCHEDULER_PATH, kind="KubeDescheduler")  # None when absent (404)
         if resource is not None:
             return (resource.get("spec") or {}, "KubeDescheduler",
                     {"type": "cluster", "object": f"KubeDescheduler {OPERATOR_NAMESPACE}/cluster"})
@@ -126,17 +126,6 @@ def _policy_from_cluster(api_client: Any, params: Mapping[str, Any]) -> tuple[Ma
     return (_parse_policy_text(text, path), "DeschedulerPolicy",
             {"type": "cluster", "object": f"ConfigMap {location['namespace']}/{location['name']}",
              "key": location["key"]})
-
-
-def _get_optional(get_raw: Any, api_client: Any, path: str, kind: str) -> Optional[dict]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
-
-    try:
-        return get_raw(api_client, path, kind=kind)
-    except ClusterApiError as error:
-        if error.is_not_found:
-            return None
-        raise
 
 
 def _parse_policy_text(text: str, where: str) -> Mapping[str, Any]:
