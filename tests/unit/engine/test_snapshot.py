@@ -72,8 +72,9 @@ def test_slimming_keeps_what_the_engine_reads_and_drops_the_rest():
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "p", "namespace": "a", "uid": "u", "managedFields": [{"big": "x"}],
                      "annotations": {"descheduler.alpha.kubernetes.io/evict": "", "noise": "y" * 1000}},
-        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i", "env": [{"name": "E"}],
-                                                    "resources": {"requests": {"cpu": "1"}}}]},
+        "spec": {"nodeName": "n1", "containers": [
+            {"name": "c", "image": "i", "env": [{"name": "E"}], "resources": {"requests": {"cpu": "1"}}},
+        ]},
         "status": {"phase": "Running", "podIP": "10.0.0.1"},
     }
     slim = slim_object(pod)
