@@ -7,6 +7,7 @@ import json
 from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import SnapshotError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
 
 try:  # PyYAML is an ansible-core dependency; the C loader is much faster when present
@@ -29,7 +30,8 @@ def load_snapshot_file(path: str) -> list[dict]:
             text = handle.read()
     except OSError as exc:
         raise SnapshotError(f"snapshot {path!r} cannot be read: {exc.strerror or exc}") from exc
-    return parse_snapshot_text(text, source=path)
+    with gc_paused():  # parsing allocates millions of objects at once and none is garbage yet
+        return parse_snapshot_text(text, source=path)
 
 
 def parse_snapshot_text(text: str, source: str = "snapshot") -> list[dict]:
