@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import resource_path
+from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle import names as lifecycle_names
 
-OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
-KUBEDESCHEDULER_NAME = "cluster"  # a singleton: the operator reads no other name
-KUBEDESCHEDULER_API_VERSION = "operator.openshift.io/v1"
+# Names shared with the operator lifecycle (install/uninstall) are defined once, in lifecycle.names.
+OPERATOR_NAMESPACE = lifecycle_names.OPERATOR_NAMESPACE
+KUBEDESCHEDULER_NAME = lifecycle_names.KUBEDESCHEDULER_NAME  # a singleton: the operator reads no other name
+KUBEDESCHEDULER_API_VERSION = lifecycle_names.KUBEDESCHEDULER_API
+KUBEDESCHEDULER_CRD = lifecycle_names.KUBEDESCHEDULER_CRD
+PACKAGE = lifecycle_names.PACKAGE
+CSV_PREFIX = lifecycle_names.CSV_PREFIX
+OLM_API_VERSION = lifecycle_names.OLM_V1ALPHA1
 KUBEDESCHEDULER_KIND = "KubeDescheduler"
 KUBEDESCHEDULER_PLURAL = "kubedeschedulers"
-KUBEDESCHEDULER_CRD = "kubedeschedulers.operator.openshift.io"
 
 OPERAND_NAME = "descheduler"  # Deployment, label app=descheduler
 OPERAND_LABEL_SELECTOR = "app=descheduler"
@@ -22,10 +27,6 @@ OPERATOR_LABEL_SELECTOR = "name=descheduler-operator"
 GENERATION_ANNOTATION = "kubedeschedulers.operator.openshift.io/cluster"
 CONFIGMAP_ANNOTATION = "configmaps/cluster"
 DEGRADED_CONDITION = "TargetConfigControllerDegraded"
-
-PACKAGE = "cluster-kube-descheduler-operator"
-CSV_PREFIX = "clusterkubedescheduleroperator."
-OLM_API_VERSION = "operators.coreos.com/v1alpha1"
 
 SCHEDULER_PATH = "/apis/config.openshift.io/v1/schedulers/cluster"
 PROMETHEUS_ROUTE_PATH = "/apis/route.openshift.io/v1/namespaces/openshift-monitoring/routes/prometheus-k8s"

@@ -16,10 +16,15 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot 
     load_snapshot_file,
     slim_object,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+    KUBEDESCHEDULER_PATH,
+    OPERATOR_NAMESPACE,
+    POLICY_KEY,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+    POLICY_CONFIGMAP_PATH as RENDERED_POLICY_PATH,
+)
 
-OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
-KUBEDESCHEDULER_PATH = f"/apis/operator.openshift.io/v1/namespaces/{OPERATOR_NAMESPACE}/kubedeschedulers/cluster"
-RENDERED_POLICY_PATH = f"/api/v1/namespaces/{OPERATOR_NAMESPACE}/configmaps/cluster"
 DEFAULT_POLICY_CONFIGMAP = {"namespace": "kube-system", "name": "descheduler", "key": "policy.yaml"}
 
 
@@ -104,10 +109,10 @@ def _policy_from_cluster(api_client: Any, params: Mapping[str, Any]) -> tuple[Ma
     wanted = params.get("policy_source") or "auto"
     if wanted in ("auto", "kubedescheduler"):
         rendered = get_raw(api_client, RENDERED_POLICY_PATH, kind="ConfigMap") if wanted == "auto" else None
-        if rendered and (rendered.get("data") or {}).get("policy.yaml"):
+        if rendered and (rendered.get("data") or {}).get(POLICY_KEY):
             # the policy the operator actually rendered for its operand is the most faithful source
-            return (_parse_policy_text(rendered["data"]["policy.yaml"], RENDERED_POLICY_PATH), "DeschedulerPolicy",
-                    {"type": "cluster", "object": f"ConfigMap {OPERATOR_NAMESPACE}/cluster", "key": "policy.yaml"})
+            return (_parse_policy_text(rendered["data"][POLICY_KEY], RENDERED_POLICY_PATH), "DeschedulerPolicy",
+                    {"type": "cluster", "object": f"ConfigMap {OPERATOR_NAMESPACE}/cluster", "key": POLICY_KEY})
         resource = get_raw(api_client, KUBEDESCHEDULER_PATH, kind="KubeDescheduler")  # None when absent (404)
         if resource is not None:
             return (resource.get("spec") or {}, "KubeDescheduler",
