@@ -13,6 +13,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor i
     EvictionLimits,
     LimitError,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import NodeUsage, fits_any_other_node
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
@@ -98,8 +99,6 @@ class PluginHandle:
         """The profile's PreEvictionFilter: nodeFit over the whole cluster, then namespaceLabelSelector."""
         evictor = self.evictor
         if evictor.node_fit:
-            from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches
-
             if self._fit_candidates is None:  # ready nodes and the evictor's selector are fixed for the cycle
                 self._fit_candidates = [n for n in self.state.ready_nodes if matches(evictor.node_selector, n.labels)]
             if not fits_any_other_node(pod, self._fit_candidates, self.state.usage):
