@@ -159,10 +159,3 @@ class PluginHandle:
 
     def note(self, key: str, value: object) -> None:
         self.state.plugin_notes.setdefault(f"{self.profile}/{self.plugin}", {})[key] = value
-
-
-def node_by_name(nodes: Iterable[Node], name: str) -> Optional[Node]:
-    for node in nodes:
-        if node.name == name:
-            return node
-    return None

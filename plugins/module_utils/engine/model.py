@@ -102,7 +102,7 @@ def compute_qos(pod: Mapping[str, Any]) -> str:
 
 class Node:
     __slots__ = (
-        "name", "labels", "taints", "unschedulable", "ready", "allocatable", "raw_capacity_used",
+        "name", "labels", "taints", "unschedulable", "ready", "allocatable",
         "annotations", "status_allocatable",
     )
 
@@ -119,7 +119,6 @@ class Node:
         # upstream uses allocatable when non-empty, else capacity
         capacity = status.get("allocatable") or status.get("capacity") or {}
         self.allocatable: dict[str, int] = _quantities(capacity)
-        self.raw_capacity_used = bool(status.get("allocatable"))
         # NodeFit (pkg/descheduler/node) reads status.allocatable alone: a node without it offers nothing
         self.status_allocatable: dict[str, int] = _quantities(status.get("allocatable"))
 

@@ -85,7 +85,6 @@ class Snapshot:
         self.priority_classes: dict[str, int] = {}
         self.pdbs: list[dict] = []
         self.pvcs: dict[tuple[str, str], str] = {}
-        self.other_kinds: dict[str, int] = {}
         for number, obj in enumerate(objects):
             self._add(obj, number)
         self.pods.sort(key=lambda p: (p.namespace, p.name))
@@ -132,8 +131,7 @@ class Snapshot:
         elif kind == "PersistentVolumeClaim":
             key = (meta.get("namespace") or "default", meta["name"])
             self.pvcs[key] = str((obj.get("spec") or {}).get("storageClassName") or "")
-        else:
-            self.other_kinds[str(kind)] = self.other_kinds.get(str(kind), 0) + 1
+        # other kinds (owners, ConfigMaps...) are not read by the engine
 
     def sorted_nodes(self) -> list[Node]:
         return [self.nodes[name] for name in sorted(self.nodes)]
