@@ -127,8 +127,8 @@ notes:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.errors import run_kdo_task
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.info import run_info
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import run_kdo_task
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.info import run_info
 
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,

@@ -291,8 +291,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.apply import run_kubedescheduler
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.errors import run_kdo_task
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.apply import run_kubedescheduler
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import run_kdo_task
 
 NAMESPACES_SPEC = dict(included=dict(type="list", elements="str"), excluded=dict(type="list", elements="str"))
 CUSTOMIZATIONS_SPEC = dict(

@@ -292,8 +292,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.runner import run_operator
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import run_operator
 
 UPSTREAM_SPEC = dict(
     name=dict(type="str", default="descheduler"),

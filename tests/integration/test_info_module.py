@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulator.kdo_operator import install_kdo_operator
+from emulator.descheduler_operator import install_descheduler_operator
 from emulator.olm import Olm
-from kdo_support import (
+from operator_support import (
     BASE_SPEC,
     assert_succeeded,
     info_task,
@@ -22,11 +22,11 @@ from playbook import run_tasks
 
 
 @pytest.fixture
-def kdo(kube: Any) -> Iterator[Any]:
+def operator_standin(kube: Any) -> Iterator[Any]:
     yield from operator_for(kube)
 
 
-FIXTURES = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "descheduler_logs"
+FIXTURES = Path(__file__).resolve().parents[1] / "unit" / "kubedescheduler" / "fixtures" / "descheduler_logs"
 # Two Predictive cycles at -v=2 (descheduler/evictions.go and descheduler.go lines): three simulated evictions each
 # (the same pods, restored after each cycle), a node limit and a total limit reached.
 PREDICTIVE_LOG = (FIXTURES / "predictive_cycle.log").read_text()
@@ -41,7 +41,7 @@ AUTOMATIC_LOG = (
 
 @pytest.mark.needs_emulator
 def test_operator_installed_by_olm_with_predictive_evictions(emulator: Any, tmp_path: Path) -> None:
-    Olm(on_succeeded=[lambda em, csv: install_kdo_operator(em)]).install(emulator)
+    Olm(on_succeeded=[lambda em, csv: install_descheduler_operator(em)]).install(emulator)
     emulator.create({"apiVersion": "v1", "kind": "Namespace",
                      "metadata": {"name": "openshift-kube-descheduler-operator",
                                   "labels": {"openshift.io/cluster-monitoring": "true"}}})
@@ -51,7 +51,7 @@ def test_operator_installed_by_olm_with_predictive_evictions(emulator: Any, tmp_
                      "spec": {"name": "cluster-kube-descheduler-operator", "channel": "stable",
                               "source": "redhat-operators", "sourceNamespace": "openshift-marketplace",
                               "installPlanApproval": "Automatic"}})
-    operator = install_kdo_operator(emulator)
+    operator = install_descheduler_operator(emulator)
     run_ok(tmp_path, [kd_task(emulator, "kd", spec={
         **BASE_SPEC, "profiles": ["LifecycleAndUtilization"]})])
     operator.set_operand_log(TWO_CYCLES)
@@ -111,11 +111,11 @@ def test_no_descheduler(kube: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.needs_emulator
-def test_operator_without_olm_objects_and_automatic_mode(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_operator_without_olm_objects_and_automatic_mode(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     """A KubeDescheduler alone is enough to find the operator; Automatic mode logs real evictions."""
     run_ok(tmp_path, [kd_task(kube, "kd", spec={**BASE_SPEC, "mode": "Automatic",
                                                 "profiles": ["TopologyAndDuplicates"]})])
-    kdo.set_operand_log(AUTOMATIC_LOG)
+    operator_standin.set_operand_log(AUTOMATIC_LOG)
     process, results = run_tasks(tmp_path, [info_task(kube, "info")])
     assert_succeeded(process)
     info = results["info"]
@@ -166,7 +166,7 @@ def test_upstream_descheduler(emulator: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.needs_emulator
-def test_forbidden_reads_become_notes(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_forbidden_reads_become_notes(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     run_ok(tmp_path, [kd_task(kube, "kd", spec=BASE_SPEC)])
     kube.auth.forbid("get", "configmaps")
     process, results = run_tasks(tmp_path, [info_task(kube, "info", read_log=False)])

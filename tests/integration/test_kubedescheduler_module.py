@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kdo_support import (
+from operator_support import (
     BASE_SPEC,
     assert_succeeded,
     get_kd,
@@ -24,7 +24,7 @@ from playbook import run_tasks
 
 
 @pytest.fixture
-def kdo(kube: Any) -> Iterator[Any]:
+def operator_standin(kube: Any) -> Iterator[Any]:
     yield from operator_for(kube)
 
 
@@ -66,7 +66,7 @@ def operand_args(kube: Any) -> list[str]:
     return deployment["spec"]["template"]["spec"]["containers"][0]["args"]
 
 
-def test_create_change_switch_mode_delete(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_create_change_switch_mode_delete(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     spec_options = {"mode": "Predictive", "descheduling_interval_seconds": 3600, "profiles": ["AffinityAndTaints"],
                     "profile_customizations": {"namespaces": {"excluded": ["batch"]}}}
     tasks = [
@@ -124,7 +124,7 @@ def test_create_change_switch_mode_delete(kube: Any, kdo: Any, tmp_path: Path) -
     assert get_object(kube, "deployments", "descheduler", api_version="apps/v1") is None
 
 
-def test_predictive_operand_runs_with_dry_run(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_predictive_operand_runs_with_dry_run(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     process, results = run_tasks(tmp_path, [kd_task(kube, "kd", spec=BASE_SPEC, log_level="Debug")])
     assert_succeeded(process)
     args = operand_args(kube)
@@ -133,7 +133,8 @@ def test_predictive_operand_runs_with_dry_run(kube: Any, kdo: Any, tmp_path: Pat
     assert "-v=4" in args
 
 
-def test_check_mode_changes_nothing_and_says_what_would_change(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_check_mode_changes_nothing_and_says_what_would_change(kube: Any, operator_standin: Any,
+                                                               tmp_path: Path) -> None:
     process, results = run_tasks(tmp_path, [kd_task(kube, "would_create", spec=BASE_SPEC)], check=True)
     assert_succeeded(process)
     assert results["would_create"]["changed"] is True
@@ -158,7 +159,7 @@ def test_check_mode_changes_nothing_and_says_what_would_change(kube: Any, kdo: A
     assert after["spec"]["mode"] == "Predictive"
 
 
-def test_diff_mode_shows_the_spec_change(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_diff_mode_shows_the_spec_change(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     run_ok(tmp_path, [kd_task(kube, "kd", spec=BASE_SPEC)])
     task = {**kd_task(kube, "diffed", spec={**BASE_SPEC, "profiles": ["AffinityAndTaints", "TopologyAndDuplicates"]}),
             "diff": True}
@@ -174,7 +175,7 @@ def test_diff_mode_shows_the_spec_change(kube: Any, kdo: Any, tmp_path: Path) ->
     assert "diff" not in results["plain"]
 
 
-def test_whole_object_as_spec_and_field_options_override(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_whole_object_as_spec_and_field_options_override(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     whole = {"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
              "metadata": {"name": "cluster", "namespace": "openshift-kube-descheduler-operator"},
              "spec": {**BASE_SPEC, "managementState": "Managed"}}

@@ -1,6 +1,6 @@
 """What the kubedescheduler module does when the operator itself refuses or stalls, and the legacy v1beta1 path.
 
-The emulated operator (emulator/kdo_operator.py) reproduces both refusal outcomes of operator.md §1.5: "scale to 0 +
+The emulated operator (emulator/descheduler_operator.py) shows both refusal outcomes of operator.md §1.5: "scale to 0 +
 TargetConfigControllerDegraded" and "log-only" (nothing changes, one line in the operator log).
 """
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulator.kdo_operator import install_kdo_operator
-from kdo_support import (
+from emulator.descheduler_operator import install_descheduler_operator
+from operator_support import (
     BASE_SPEC,
     assert_succeeded,
     get_kd,
@@ -27,7 +27,7 @@ from playbook import run_tasks
 
 
 @pytest.fixture
-def kdo(kube: Any) -> Iterator[Any]:
+def operator_standin(kube: Any) -> Iterator[Any]:
     yield from operator_for(kube)
 
 
@@ -52,7 +52,7 @@ LEGACY_DOCS_EXAMPLE = {
 }
 
 
-def test_legacy_spec_is_translated_applied_and_reported(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_legacy_spec_is_translated_applied_and_reported(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     task = kd_task(kube, "migrated", legacy_spec=LEGACY_DOCS_EXAMPLE, mode="Predictive")
     result = run_ok(tmp_path, [task])["migrated"]
     assert result["spec"] == {"deschedulingIntervalSeconds": 3600, "mode": "Predictive",
@@ -77,7 +77,7 @@ def test_legacy_spec_is_translated_applied_and_reported(kube: Any, kdo: Any, tmp
     assert run_ok(tmp_path, [task])["again"]["changed"] is False
 
 
-def test_legacy_and_v1_spec_are_exclusive(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_legacy_and_v1_spec_are_exclusive(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     task = {**kd_task(kube, "both", legacy_spec=LEGACY_DOCS_EXAMPLE, spec=BASE_SPEC), "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])
     assert results["both"]["failed"] is True
@@ -87,7 +87,7 @@ def test_legacy_and_v1_spec_are_exclusive(kube: Any, kdo: Any, tmp_path: Path) -
 @pytest.mark.needs_emulator
 def test_degraded_operator_fails_the_wait_with_its_reason(emulator: Any, tmp_path: Path) -> None:
     """PSI cannot be checked from outside: the operator scales the descheduler to 0 and degrades."""
-    operator = install_kdo_operator(emulator, psi_enabled=False)
+    operator = install_descheduler_operator(emulator, psi_enabled=False)
     emulator.load([node("virt-1", kubevirt=True), node("virt-2", kubevirt=True)])
     serve_openshift_config(emulator)
     run_ok(tmp_path, [kd_task(emulator, "valid", spec=BASE_SPEC)])
@@ -114,10 +114,11 @@ def test_degraded_operator_fails_the_wait_with_its_reason(emulator: Any, tmp_pat
 
 
 @pytest.mark.needs_emulator
-def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])
-    kdo.inject_error("Protected namespace openshift-gone included. It is forbidden to include any of the protected "
-                     "namespaces from [kube-system hypershift openshift openshift-gone]")
+    operator_standin.inject_error(
+        "Protected namespace openshift-gone included. It is forbidden to include any of the protected "
+        "namespaces from [kube-system hypershift openshift openshift-gone]")
     task = {**kd_task(kube, "ignored", spec={**BASE_SPEC, "deschedulingIntervalSeconds": 60}, wait_timeout=2),
             "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])
@@ -135,7 +136,7 @@ def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, kdo: Any, t
 
 @pytest.mark.needs_emulator
 def test_operand_that_never_becomes_ready(emulator: Any, tmp_path: Path) -> None:
-    install_kdo_operator(emulator, operand_ready=False)
+    install_descheduler_operator(emulator, operand_ready=False)
     task = {**kd_task(emulator, "stuck", spec=BASE_SPEC, wait_timeout=2), "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])
     assert results["stuck"]["failed"] is True
@@ -155,7 +156,7 @@ def test_no_operator_installed(emulator: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.needs_emulator
-def test_forbidden_write_names_the_missing_permission(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_forbidden_write_names_the_missing_permission(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     kube.auth.forbid("create", "kubedeschedulers.operator.openshift.io")
     task = {**kd_task(kube, "denied", spec=BASE_SPEC), "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])

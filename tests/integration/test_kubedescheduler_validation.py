@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
     CONFLICTING_PROFILES,
     PROFILES,
 )
-from kdo_support import (
+from operator_support import (
     BASE_SPEC,
     assert_succeeded,
     get_kd,
@@ -31,7 +31,7 @@ from playbook import run_tasks
 
 
 @pytest.fixture
-def kdo(kube: Any) -> Iterator[Any]:
+def operator_standin(kube: Any) -> Iterator[Any]:
     yield from operator_for(kube)
 
 
@@ -118,7 +118,7 @@ def assert_rejected(name: str, result: dict[str, Any], expected: list[str]) -> N
     assert all(error["fix"] for error in result["validation_errors"]), name
 
 
-def test_rules_judged_from_the_spec_and_the_cluster(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_rules_judged_from_the_spec_and_the_cluster(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     kube.load([node("worker-1"), node("worker-2"),
                {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
                 "value": 1000}])
@@ -127,7 +127,7 @@ def test_rules_judged_from_the_spec_and_the_cluster(kube: Any, kdo: Any, tmp_pat
         assert_rejected(name, results[name], expected)
 
 
-def test_every_profile_conflict_is_named(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_every_profile_conflict_is_named(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     rules = {"all profiles": ({**BASE_SPEC, "profiles": list(PROFILES)}, [])}
     result = run_rules(kube, tmp_path, rules)["all profiles"]
     assert result["failed"] is True
@@ -138,7 +138,7 @@ def test_every_profile_conflict_is_named(kube: Any, kdo: Any, tmp_path: Path) ->
     assert "cannot declare CompactAndScale and SoftTopologyAndDuplicates" not in result["msg"]
 
 
-def test_missing_monitoring_label(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_missing_monitoring_label(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     serve_openshift_config(kube)
     kube.patch("namespaces", None, "openshift-kube-descheduler-operator",
                {"metadata": {"labels": {"openshift.io/cluster-monitoring": None}}})
@@ -152,7 +152,7 @@ def test_missing_monitoring_label(kube: Any, kdo: Any, tmp_path: Path) -> None:
     assert_rejected("no monitoring label", result["no monitoring label"], rules["no monitoring label"][1])
 
 
-def test_kubevirt_thresholds_and_missing_route(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_kubevirt_thresholds_and_missing_route(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     kube.load([node("virt-1", kubevirt=True), node("virt-2", kubevirt=True)])
     rules = {
         "static and deviation thresholds": (
@@ -181,7 +181,8 @@ def test_kubevirt_thresholds_and_missing_route(kube: Any, kdo: Any, tmp_path: Pa
      '"enabling Descheduler CompactAndScale with Scheduler LowNodeUtilization may cause an eviction/scheduling hot '
      'loop"'),
 ])
-def test_scheduler_profile_hot_loops(kube: Any, kdo: Any, tmp_path: Path, scheduler_profile: str, profile: str,
+def test_scheduler_profile_hot_loops(kube: Any, operator_standin: Any, tmp_path: Path, scheduler_profile: str,
+                                     profile: str,
                                      message: str) -> None:
     serve_openshift_config(kube, scheduler_profile=scheduler_profile)
     rules = {"hot loop": ({**BASE_SPEC, "profiles": [profile]},
@@ -190,7 +191,7 @@ def test_scheduler_profile_hot_loops(kube: Any, kdo: Any, tmp_path: Path, schedu
     assert_rejected("hot loop", result["hot loop"], rules["hot loop"][1])
 
 
-def test_singleton_name_is_enforced_by_the_api(kube: Any, kdo: Any) -> None:
+def test_singleton_name_is_enforced_by_the_api(kube: Any, operator_standin: Any) -> None:
     """The module has no name option (always `cluster`); the API server rejects any other name (CEL, 4.21+)."""
     from emulator import ApiError
 
@@ -202,7 +203,7 @@ def test_singleton_name_is_enforced_by_the_api(kube: Any, kdo: Any) -> None:
     assert raised.value.to_status()["code"] == 422
 
 
-def test_warnings_are_shown_and_not_fatal(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_warnings_are_shown_and_not_fatal(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     kube.load([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}])
     spec = {**BASE_SPEC, "profiles": ["AffinityAndTaints", "DevPreviewLongLifecycle"],
             "profileCustomizations": {"namespaces": {"included": ["shop"]}}}
@@ -225,7 +226,7 @@ def test_warnings_are_shown_and_not_fatal(kube: Any, kdo: Any, tmp_path: Path) -
     assert stored is not None and stored["spec"]["profiles"] == ["CompactAndScale"]
 
 
-def test_fail_on_warnings(kube: Any, kdo: Any, tmp_path: Path) -> None:
+def test_fail_on_warnings(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     rules = {"deprecated": ({**BASE_SPEC, "profiles": ["DevPreviewLongLifecycle"]},
                             ["1 warning(s) and fail_on_warnings is set", 'use "LongLifecycle"'])}
     run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])

@@ -340,7 +340,7 @@ def test_reinstall_after_uninstall(emulator: Emulator, olm: Olm, tmp_path: Path)
 
 
 def test_operand_goes_with_the_uninstall_and_reinstall_starts_clean(emulator: Emulator, tmp_path: Path) -> None:
-    """With the operator's own behaviour emulated (kdo_operator.py, started once OLM reports the CSV Succeeded), the
+    """With the operator's own behaviour emulated (emulator/descheduler_operator.py, started when the CSV succeeds), the
     KubeDescheduler renders its operand; the uninstall waits for it to go."""
     olm = Olm()
     olm.on_succeeded.append(start_operator)
@@ -362,6 +362,6 @@ def test_operand_goes_with_the_uninstall_and_reinstall_starts_clean(emulator: Em
 
 
 def start_operator(emulator: Emulator, csv: dict) -> None:
-    from emulator.kdo_operator import install_kdo_operator
+    from emulator.descheduler_operator import install_descheduler_operator
 
-    install_kdo_operator(emulator)
+    install_descheduler_operator(emulator)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from emulator import Emulator
-from emulator.kdo_operator import OPERATOR_NAMESPACE, install_kdo_operator
+from emulator.descheduler_operator import OPERATOR_NAMESPACE, install_descheduler_operator
 from playbook import REPO, run_playbook
 
 sys.path.insert(0, str(REPO / "examples"))
@@ -37,7 +37,7 @@ def fleet(tmp_path: Path) -> Iterator[dict[str, Emulator]]:
         for index, name in enumerate(("canary", "prod-a", "prod-b")):
             emulator = Emulator().start()
             emulator.write_kubeconfig(tmp_path / f"{name}.kubeconfig")
-            install_kdo_operator(emulator)
+            install_descheduler_operator(emulator)
             emulator.load(build_cluster(4, 6, seed=index + 1, now=now))
             clusters[name] = emulator
         yield clusters

@@ -40,7 +40,7 @@ def policy_document(policy: Mapping[str, Any], policy_kind: str, snapshot: Snaps
         raise PolicyError("policy_kind", policy_kind, "must be DeschedulerPolicy or KubeDescheduler")
     if policy_kind == "DeschedulerPolicy":
         return policy
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubedescheduler
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler import policy as kubedescheduler
 
     spec = policy.get("spec") if isinstance(policy, Mapping) and policy.get("kind") == "KubeDescheduler" else policy
     if not isinstance(spec, Mapping):

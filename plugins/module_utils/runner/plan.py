@@ -16,12 +16,12 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot 
     load_snapshot_file,
     slim_object,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     KUBEDESCHEDULER_PATH,
     OPERATOR_NAMESPACE,
     POLICY_KEY,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     POLICY_CONFIGMAP_PATH as RENDERED_POLICY_PATH,
 )
 

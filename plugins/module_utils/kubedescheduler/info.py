@@ -19,8 +19,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing 
     list_raw,
     resource_path,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.logparse import parse_descheduler_log
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.logparse import parse_descheduler_log
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     CSV_PREFIX,
     KUBEDESCHEDULER_PATH,
     OLM_API_VERSION,
@@ -32,7 +32,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import
     POLICY_CONFIGMAP_PATH,
     POLICY_KEY,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.rollout import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import (
     applied_generation,
     condition_text,
     degraded_conditions,

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.catalog import csv_version
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.objects import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog import csv_version
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import (
     Ref,
     for_diff,
     is_subset,
     merge_patch,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
 
 def test_server_defaults_inside_list_items_are_not_differences() -> None:

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.errors import LifecycleError
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.names import CSV_PREFIX, PACKAGES_V1
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.objects import ClusterSession, Ref
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import CSV_PREFIX, PACKAGES_V1
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
 
 
 @dataclass

@@ -14,8 +14,8 @@ from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw, get_text, list_raw
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.errors import OperandNotReady
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import OperandNotReady
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     DEGRADED_CONDITION,
     GENERATION_ANNOTATION,
     KUBEDESCHEDULER_PATH,

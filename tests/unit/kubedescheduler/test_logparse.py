@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.logparse import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.logparse import (
     parse_descheduler_log,
     parse_klog_line,
 )

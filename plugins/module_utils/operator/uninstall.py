@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.errors import WaitTimeout
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import WaitTimeout
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
     CSV_PREFIX,
     KUBEDESCHEDULER_CRD,
     KUBEDESCHEDULER_NAME,
@@ -27,9 +27,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.names 
     SOFTTAINTER_ADMISSION_POLICY,
     SOFTTAINTER_ADMISSION_POLICY_BINDING,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.objects import ClusterSession, Ref
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.olm import find_subscription
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import find_subscription
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
 TAINT_PATCH_ATTEMPTS = 3
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.catalog import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog import (
     CatalogChoice,
     csv_version,
     plan_csvs,
     resolve_channel,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.errors import LifecycleError, WaitTimeout
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError, WaitTimeout
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
     CSV_PREFIX,
     KUBEDESCHEDULER_CRD,
     MONITORING_LABEL,
@@ -26,8 +26,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.names 
     PACKAGE,
     SUBSCRIPTION_NAME,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.objects import ClusterSession, Ref
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
 
 @dataclass

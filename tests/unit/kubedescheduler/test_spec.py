@@ -1,14 +1,14 @@
-"""The kubedescheduler module's spec building, comparison and roll-out judgement (pure parts of module_utils/kdo)."""
+"""The kubedescheduler module's spec building, comparison and roll-out judgement (module_utils/kubedescheduler)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo import rollout
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.errors import KdoError, OperandNotReady
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.info import mode_from_args
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.spec import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler import rollout
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import KdoError, OperandNotReady
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.info import mode_from_args
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import (
     comparable,
     describe_changes,
     desired_spec,

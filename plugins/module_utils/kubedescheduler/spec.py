@@ -11,11 +11,11 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler_legacy import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import KdoError
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.legacy import (
     translate_legacy_spec,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.errors import KdoError
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     OPERATOR_OWNED_SPEC_FIELDS,
     SPEC_DEFAULTS,
 )

@@ -6,16 +6,16 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle import olm, uninstall, upstream
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.errors import LifecycleError
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm, uninstall, upstream
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
     UPSTREAM_IMAGE,
     UPSTREAM_NAME,
     UPSTREAM_NAMESPACE,
     UPSTREAM_VERSION,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.objects import ClusterSession
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
 OLM_ONLY_OPTIONS = ("starting_csv",)
 UPSTREAM_DEFAULTS: dict[str, Any] = {

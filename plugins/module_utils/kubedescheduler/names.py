@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import resource_path
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle import names as lifecycle_names
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator import names as lifecycle_names
 
 # Names shared with the operator lifecycle (install/uninstall) are defined once, in lifecycle.names.
 OPERATOR_NAMESPACE = lifecycle_names.OPERATOR_NAMESPACE

@@ -1,6 +1,7 @@
 """Helpers for the kubedescheduler, info and tune tests: the operator emulation fixture and task builders.
 
-On the emulator, `kdo` installs the Kube Descheduler Operator emulation (tests/integration/emulator/kdo_operator.py).
+On the emulator, `operator_standin` installs the Kube Descheduler Operator emulation
+(tests/integration/emulator/descheduler_operator.py).
 On a real cluster (TEST_KUBECONFIG) the operator must already be installed; the KubeDescheduler `cluster` found there
 is put back at the end of each test.
 """
@@ -11,12 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from emulator.kdo_operator import (
+from emulator.descheduler_operator import (
     OPERATOR_NAMESPACE,
     ROUTE_CRD,
     SCHEDULER_CRD,
     KubeDeschedulerOperator,
-    install_kdo_operator,
+    install_descheduler_operator,
 )
 
 KD_API = "operator.openshift.io/v1"
@@ -97,9 +98,9 @@ def _real_cluster_kd(kube: Any) -> Iterator[None]:
 
 
 def operator_for(kube: Any) -> Iterator[KubeDeschedulerOperator | None]:
-    """For a `kdo` fixture: the operator, emulated (yielded, to steer it) or the real cluster's (None)."""
+    """For an `operator_standin` fixture: the operator, emulated (yielded, to steer it) or the real cluster's (None)."""
     if getattr(kube, "is_emulator", False):
-        yield install_kdo_operator(kube)
+        yield install_descheduler_operator(kube)
         return
     yield from _real_cluster_kd(kube)
 

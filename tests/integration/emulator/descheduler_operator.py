@@ -1,6 +1,6 @@
 """The Kube Descheduler Operator's own behaviour, as far as the collection's modules wait on it.
 
-`install_kdo_operator(emulator)` serves the `kubedeschedulers.operator.openshift.io` CRD (v1, namespaced, status
+`install_descheduler_operator(emulator)` serves the `kubedeschedulers.operator.openshift.io` CRD (v1, namespaced, status
 subresource), creates the operator namespace and an operator pod (`name=descheduler-operator`, whose log receives the
 operator's error lines), and adds:
 
@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
     ADMISSION_REJECTED,
     DEGRADED_SCALE_TO_ZERO,
     ERROR,
@@ -280,7 +280,7 @@ class KubeDeschedulerOperator(Controller):
         metadata = desired["metadata"]
         existing = self.emulator.store.get(group_resource, metadata["namespace"], metadata["name"])
         if existing is None:
-            return self.emulator.api.create(resource_type, metadata["namespace"], desired, user="system:kdo")
+            return self.emulator.api.create(resource_type, metadata["namespace"], desired, user="system:operator")
         updated = clone(existing)
         for key in ("labels", "annotations", "ownerReferences"):
             if key in metadata:
@@ -392,7 +392,7 @@ class KubeDeschedulerOperator(Controller):
             "spec": {**template["spec"], **({"nodeName": nodes[0]} if nodes else {})},
         }
         pods_type = self._type(PODS)
-        created = self.emulator.api.create(pods_type, OPERATOR_NAMESPACE, pod, user="system:kdo")
+        created = self.emulator.api.create(pods_type, OPERATOR_NAMESPACE, pod, user="system:operator")
         started = clone(created)
         started["status"] = running_ready_status(created) if self.operand_ready else {
             "phase": "Running", "conditions": [{"type": "Ready", "status": "False"}],
@@ -443,12 +443,12 @@ def _operator_pod() -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": OPERATOR_POD, "namespace": OPERATOR_NAMESPACE,
                          "labels": {"name": "descheduler-operator"}},
-            "spec": {"containers": [{"name": "descheduler-operator", "image": "kdo-operator:emulated"}]},
+            "spec": {"containers": [{"name": "descheduler-operator", "image": "descheduler-operator:emulated"}]},
             "status": {"phase": "Running",
                        "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
-def install_kdo_operator(emulator: Emulator, *, monitoring_label: bool = True, psi_enabled: bool = True,
+def install_descheduler_operator(emulator: Emulator, *, monitoring_label: bool = True, psi_enabled: bool = True,
                          operand_ready: bool = True) -> KubeDeschedulerOperator:
     """Serve the CRD and run the operator's reconciler (idempotent: an existing CRD or namespace is kept)."""
     if emulator.get("customresourcedefinitions", None, KUBEDESCHEDULER_CRD["metadata"]["name"]) is None:

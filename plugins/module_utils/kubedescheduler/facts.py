@@ -15,7 +15,13 @@ from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw, list_raw, request_raw
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
+    OPERATOR_NAMESPACE,
+    OPERATOR_NAMESPACE_PATH,
+    PROMETHEUS_ROUTE_PATH,
+    SCHEDULER_PATH,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
     DEGRADED_SCALE_TO_ZERO,
     ERROR,
     KUBEVIRT_PROFILES,
@@ -23,12 +29,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedesch
     WARNING,
     Finding,
     validate_kubedescheduler_spec,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
-    OPERATOR_NAMESPACE,
-    OPERATOR_NAMESPACE_PATH,
-    PROMETHEUS_ROUTE_PATH,
-    SCHEDULER_PATH,
 )
 
 KUBEVIRT_SELECTOR = "kubevirt.io/schedulable=true"

@@ -18,14 +18,13 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing 
     post_raw,
     request_raw,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler import ERROR
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.errors import KdoError, SpecRejected
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.facts import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import KdoError, SpecRejected
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.facts import (
     finding_dict,
     gather_facts,
     validate_against_cluster,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     KUBEDESCHEDULER_API_VERSION,
     KUBEDESCHEDULER_CRD,
     KUBEDESCHEDULER_KIND,
@@ -37,12 +36,13 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.names import
     POLICY_CONFIGMAP_PATH,
     POLICY_KEY,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.rollout import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import ERROR
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import (
     read_operand_state,
     wait_for_removal,
     wait_for_rollout,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kdo.spec import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import (
     comparable,
     describe_changes,
     desired_spec,

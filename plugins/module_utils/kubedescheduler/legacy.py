@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
     LOW_NODE_UTILIZATION_PRESETS,
     PROFILES,
     format_go_duration,

@@ -7,12 +7,12 @@ The inputs are the examples of the OpenShift documentation (modules/nodes-desche
 from __future__ import annotations
 
 import pytest
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler import (
-    validate_kubedescheduler_spec,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler_legacy import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.legacy import (
     LegacyTranslationError,
     translate_legacy_spec,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
+    validate_kubedescheduler_spec,
 )
 
 # modules/nodes-descheduler-configuring-strategies.adoc (OpenShift 4.5/4.6 documentation)

@@ -13,14 +13,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.errors import LifecycleError, WaitTimeout
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.names import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError, WaitTimeout
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
     MANAGED_BY,
     UPSTREAM_POLICY_DIR,
     UPSTREAM_POLICY_KEY,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.objects import ClusterSession, Ref
-from ansible_collections.descheduler.fleet.plugins.module_utils.lifecycle.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
 POLICY_API_VERSION = "descheduler/v1alpha2"
 CONTAINER_NAME = "descheduler"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubedescheduler import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
     ADMISSION_REJECTED,
     CONFLICTING_PROFILES,
     DEGRADED_SCALE_TO_ZERO,
