@@ -85,6 +85,8 @@ class Snapshot:
         self.priority_classes: dict[str, int] = {}
         self.pdbs: list[dict] = []
         self.pvcs: dict[tuple[str, str], str] = {}
+        self.metrics_objects: list[Mapping[str, Any]] = []  # NodeMetrics/PodMetrics, read by engine.metrics
+        self.actual: Any = None  # engine.metrics.ActualUsage for this plan, set by compute_plan
         for number, obj in enumerate(objects):
             self._add(obj, number)
         self.pods.sort(key=lambda p: (p.namespace, p.name))
@@ -131,6 +133,8 @@ class Snapshot:
         elif kind == "PersistentVolumeClaim":
             key = (meta.get("namespace") or "default", meta["name"])
             self.pvcs[key] = str((obj.get("spec") or {}).get("storageClassName") or "")
+        elif kind in ("NodeMetrics", "PodMetrics"):
+            self.metrics_objects.append(obj)
         # other kinds (owners, ConfigMaps...) are not read by the engine
 
     def sorted_nodes(self) -> list[Node]:

@@ -1,0 +1,274 @@
+"""Actual utilization for the planning engine: recorded or live metrics turned into usage per node and per pod.
+
+Plugins never read metrics objects or Prometheus bodies themselves; they ask an ``ActualUsage`` (reachable as
+``handle.state.snapshot.actual``, set by compute_plan) with the calls below, and get numbers in the units upstream
+compares (cpu in millis, memory in bytes, ``MetricResource`` as an integer percentage).
+
+Usage interface (for plugins such as LowNodeUtilization or LoadAware):
+
+- ``actual.node_usage(node_name)`` → ``{"cpu": millis, "memory": bytes}`` from NodeMetrics (the
+  metrics.k8s.io/v1beta1 ``usage``), or raises ``UsageUnavailable`` with upstream's message when the node has none.
+- ``actual.pod_usage(pod)`` → ``{"cpu": millis, "memory": bytes}`` summed over the PodMetrics containers, or raises
+  ``UsageUnavailable`` (upstream then skips the pod).
+- ``actual.prometheus_values(query)`` → ``{instance: float}`` the raw sample values of the recorded or fetched
+  instant-query answer; ``actual.prometheus_usage(query, node_names)`` → ``{node: int(value*100)}`` as upstream's
+  ``MetricResource`` mode reads it, raising ``UsageUnavailable`` when a node is missing or a sample is out of [0, 1].
+- ``actual.kubernetes_metrics`` is False when no NodeMetrics/PodMetrics were recorded or served at all.
+- ``actual.warnings``: stale samples (older than ``STALE_SECONDS`` before ``now``) and the like, for the plan.
+
+Sources: ``ActualUsage.build(metrics_objects, prometheus_results, now)`` where ``metrics_objects`` are NodeMetrics and
+PodMetrics objects exactly as the API returns them (a snapshot carries them like any other kind) and
+``prometheus_results`` maps a query (or ``None`` for "any query") to the JSON body ``/api/v1/query`` returned.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import parse_quantity, scaled
+
+METRICS_KINDS = frozenset(["NodeMetrics", "PodMetrics"])
+METRIC_RESOURCE = "MetricResource"
+NODE_RESOURCES = ("cpu", "memory")
+# Prometheus answers an instant query with the newest sample within its lookback delta (5 minutes by default):
+# a recorded sample older than that before `now` is not what a query at `now` would return.
+STALE_SECONDS = 300.0
+ANY_QUERY = None
+
+
+class MetricsError(EngineError):
+    """Metrics input that cannot be read at all (wrong shape): reported before anything is planned."""
+
+
+class UsageUnavailable(Exception):
+    """Usage that upstream could not get at this point; the message is upstream's, plus what to do about it."""
+
+
+class PrometheusAnswer:
+    """One instant-query answer: sample values by ``instance`` label, or the problem upstream would report."""
+
+    def __init__(self, query: Optional[str], values: dict[str, float], timestamps: dict[str, float],
+                 problem: Optional[str] = None) -> None:
+        self.query = query
+        self.values = values
+        self.timestamps = timestamps
+        self.problem = problem
+
+
+def parse_prometheus_answer(body: Any, query: Optional[str] = None,
+                            where: str = "prometheus_result") -> PrometheusAnswer:
+    """Read the JSON body of ``GET /api/v1/query`` (``{status, data: {resultType, result}}``).
+
+    A body that is not a Prometheus answer at all raises MetricsError. Problems upstream meets at run time
+    (an error status, a matrix, a sample without ``instance``, a value that is not a number) are kept on the answer
+    so the plugin fails as upstream's would, naming the query.
+    """
+    if not isinstance(body, Mapping) or "status" not in body:
+        raise MetricsError(f"{where}: expected the JSON body of a Prometheus /api/v1/query answer "
+                           "({status: success, data: {resultType: vector, result: [...]}}), got "
+                           f"{_short(body)}")
+    if body.get("status") != "success":
+        detail = f"{body.get('errorType', 'error')}: {body.get('error', 'no error text')}"
+        return PrometheusAnswer(query, {}, {}, f"unable to capture prometheus metrics: {detail}")
+    data = body.get("data")
+    if not isinstance(data, Mapping) or not isinstance(data.get("result"), list):
+        raise MetricsError(f"{where}.data: expected {{resultType, result: [...]}}, got {_short(data)}")
+    result_type = data.get("resultType")
+    if result_type != "vector":
+        return PrometheusAnswer(query, {}, {}, f'expected query results to be of type "vector", got '
+                                f'"{result_type}" instead')
+    values: dict[str, float] = {}
+    timestamps: dict[str, float] = {}
+    for index, sample in enumerate(data["result"]):
+        labels = sample.get("metric") if isinstance(sample, Mapping) else None
+        pair = sample.get("value") if isinstance(sample, Mapping) else None
+        if not isinstance(labels, Mapping) or not isinstance(pair, list) or len(pair) != 2:
+            raise MetricsError(f"{where}.data.result[{index}]: expected {{metric: {{...}}, value: [time, \"v\"]}}, "
+                               f"got {_short(sample)}")
+        instance = labels.get("instance")
+        if instance is None:
+            return PrometheusAnswer(query, {}, {}, "the collected metrics sample is missing 'instance' key")
+        number = _sample_number(pair[1])
+        if number is None:
+            return PrometheusAnswer(query, {}, {}, f"unable to capture prometheus metrics: the sample for "
+                                    f"{instance!r} has the non-numeric value {pair[1]!r}")
+        values[str(instance)] = number
+        try:
+            timestamps[str(instance)] = float(pair[0])
+        except (TypeError, ValueError):
+            return PrometheusAnswer(query, {}, {}, f"unable to capture prometheus metrics: the sample for "
+                                    f"{instance!r} has the non-numeric timestamp {pair[0]!r}")
+    return PrometheusAnswer(query, values, timestamps)
+
+
+def _sample_number(raw: Any) -> Optional[float]:
+    """Prometheus sends sample values as strings ("0.42", "NaN", "+Inf"); NaN is refused (no usable usage)."""
+    if isinstance(raw, bool):
+        return None
+    try:
+        number = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class ActualUsage:
+    """Actual usage of the cluster at ``now``: NodeMetrics/PodMetrics and Prometheus answers, read once."""
+
+    def __init__(self, node_metrics: dict[str, dict[str, int]], pod_metrics: dict[tuple[str, str], list],
+                 prometheus: dict[Optional[str], PrometheusAnswer], kubernetes_metrics: bool,
+                 warnings: list[str]) -> None:
+        self._node_metrics = node_metrics  # node → {cpu, memory} in nano-units
+        self._pod_metrics = pod_metrics  # (namespace, name) → [(container name, {resource: nano})]
+        self._prometheus = prometheus
+        self.kubernetes_metrics = kubernetes_metrics
+        self.warnings = warnings
+        self.prometheus_unavailable: Optional[str] = None  # set by a live source that could not be queried
+
+    @classmethod
+    def build(cls, metrics_objects: Iterable[Mapping[str, Any]] = (),
+              prometheus_results: Optional[Mapping[Optional[str], Any]] = None,
+              now: Optional[float] = None, kubernetes_metrics: Optional[bool] = None) -> ActualUsage:
+        warnings: list[str] = []
+        nodes: dict[str, dict[str, int]] = {}
+        pods: dict[tuple[str, str], list] = {}
+        seen = False
+        for obj in metrics_objects:
+            seen = True
+            if obj.get("kind") == "NodeMetrics":
+                name, usage = _node_metrics(obj)
+                nodes[name] = usage
+                _warn_if_stale(warnings, f"NodeMetrics {name}", obj.get("timestamp"), now)
+            elif obj.get("kind") == "PodMetrics":
+                key, containers = _pod_metrics(obj)
+                pods[key] = containers
+        answers = {}
+        for query, body in (prometheus_results or {}).items():
+            where = "prometheus_result" if query is ANY_QUERY else f"prometheus_result[{query!r}]"
+            answer = parse_prometheus_answer(body, query, where)
+            answers[query] = answer
+            _warn_stale_answer(warnings, answer, now)
+        available = seen if kubernetes_metrics is None else kubernetes_metrics
+        return cls(nodes, pods, answers, available, warnings)
+
+    def node_usage(self, node_name: str) -> dict[str, int]:
+        """The node's cpu (millis) and memory (bytes) as the metrics collector's first sample holds them."""
+        usage = self._node_metrics.get(node_name)
+        if usage is None:
+            raise UsageUnavailable(f'unable to find node "{node_name}" in the collected metrics (record its '
+                                   "NodeMetrics next to the snapshot, or check metrics-server serves it)")
+        return {r: scaled(r, usage.get(r, 0)) for r in NODE_RESOURCES}
+
+    def pod_usage(self, namespace: str, name: str, resources: Iterable[str]) -> dict[str, int]:
+        """Σ over the PodMetrics containers, for the resources asked (pods excluded), in upstream units."""
+        containers = self._pod_metrics.get((namespace, name))
+        if containers is None:
+            raise UsageUnavailable(f'unable to get podmetrics for "{namespace}"/"{name}": no PodMetrics recorded')
+        totals: dict[str, int] = {}
+        for container_name, usage in containers:
+            for resource in resources:
+                if resource == "pods":
+                    continue
+                if resource not in usage:
+                    raise UsageUnavailable(f'pod {namespace}/{name}: container "{container_name}" is missing '
+                                           f'"{resource}" resource')
+                totals[resource] = totals.get(resource, 0) + usage[resource]
+        return {r: scaled(r, amount) for r, amount in totals.items()}
+
+    def has_pod_metrics(self) -> bool:
+        return bool(self._pod_metrics)
+
+    def prometheus_answer(self, query: str) -> PrometheusAnswer:
+        answer = self._prometheus.get(query) or self._prometheus.get(ANY_QUERY)
+        if answer is None:
+            if self.prometheus_unavailable:
+                raise UsageUnavailable(self.prometheus_unavailable)
+            raise UsageUnavailable(f"no Prometheus answer for query {query!r}: give prometheus_result (the JSON "
+                                   "body /api/v1/query returned) or prometheus_url to query it live")
+        if answer.problem:
+            raise UsageUnavailable(f"{answer.problem} (query {query!r})")
+        return answer
+
+    def prometheus_values(self, query: str) -> dict[str, float]:
+        return dict(self.prometheus_answer(query).values)
+
+    def prometheus_usage(self, query: str, node_names: Iterable[str]) -> dict[str, int]:
+        """upstream NodeUsageFromPrometheusMetrics + sync: int64(value*100) per node; every node must be there."""
+        answer = self.prometheus_answer(query)
+        percents: dict[str, int] = {}
+        for instance, value in answer.values.items():
+            if value < 0 or value > 1:
+                raise UsageUnavailable(f'the collected metrics sample for "{instance}" has value {value:g} outside '
+                                       f"of <0; 1> interval (query {query!r} must return a fraction per node)")
+            percents[instance] = int(value * 100)
+        for node in node_names:
+            if node not in percents:
+                known = ", ".join(sorted(percents)[:5]) or "none"
+                raise UsageUnavailable(f"unable to find metric entry for {node} (query {query!r} answered for "
+                                       f"instances: {known}; its 'instance' label must be the node name)")
+        return percents
+
+
+def _node_metrics(obj: Mapping[str, Any]) -> tuple[str, dict[str, int]]:
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    if not name:
+        raise MetricsError("NodeMetrics without metadata.name")
+    usage = obj.get("usage")
+    if not isinstance(usage, Mapping):
+        raise MetricsError(f"NodeMetrics {name}: usage is missing (expected {{cpu: ..., memory: ...}})")
+    return name, _quantities(usage, f"NodeMetrics {name}.usage")
+
+
+def _pod_metrics(obj: Mapping[str, Any]) -> tuple[tuple[str, str], list]:
+    meta = obj.get("metadata") or {}
+    key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+    if not key[1]:
+        raise MetricsError("PodMetrics without metadata.name")
+    containers = []
+    for index, container in enumerate(obj.get("containers") or []):
+        where = f"PodMetrics {key[0]}/{key[1]}.containers[{index}]"
+        if not isinstance(container, Mapping):
+            raise MetricsError(f"{where}: expected {{name, usage}}")
+        containers.append((str(container.get("name") or ""), _quantities(container.get("usage") or {}, where)))
+    return key, containers
+
+
+def _quantities(usage: Mapping[str, Any], where: str) -> dict[str, int]:
+    result = {}
+    for resource, amount in usage.items():
+        try:
+            result[str(resource)] = parse_quantity(amount)
+        except ValueError as exc:
+            raise MetricsError(f"{where}.{resource}: {exc}") from exc
+    return result
+
+
+def _warn_if_stale(warnings: list[str], what: str, timestamp: Any, now: Optional[float]) -> None:
+    if now is None or not timestamp:
+        return
+    try:
+        moment = parse_time(timestamp)
+    except ValueError:
+        warnings.append(f"{what}: timestamp {timestamp!r} is not an RFC3339 time")
+        return
+    if moment is not None and now - moment > STALE_SECONDS:
+        warnings.append(f"{what}: sampled {int(now - moment)}s before now; record metrics together with the "
+                        "snapshot (or set now to when they were taken)")
+
+
+def _warn_stale_answer(warnings: list[str], answer: PrometheusAnswer, now: Optional[float]) -> None:
+    if now is None or not answer.timestamps:
+        return
+    newest = max(answer.timestamps.values())
+    if abs(now - newest) > STALE_SECONDS:
+        label = "any query" if answer.query is ANY_QUERY else repr(answer.query)
+        warnings.append(f"Prometheus answer for {label} was evaluated {int(now - newest)}s before now; a query at "
+                        "now could answer differently (record it with the snapshot, or set now to its time)")
