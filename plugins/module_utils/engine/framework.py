@@ -16,6 +16,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor i
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import NodeUsage, fits_any_other_node
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.sampling import DETERMINISTIC, Order
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
 R_NO_UID = "no metadata.uid (the descheduler refuses to evict such a pod)"
@@ -34,8 +35,10 @@ class SparedPods:
 
 
 class CycleState:
-    def __init__(self, snapshot: Snapshot, now: float, nodes: list[Node], limits: EvictionLimits) -> None:
+    def __init__(self, snapshot: Snapshot, now: float, nodes: list[Node], limits: EvictionLimits,
+                 order: Order = DETERMINISTIC) -> None:
         self.snapshot = snapshot
+        self.order = order
         self.now = now
         self.nodes = nodes
         self.limits = limits
@@ -50,12 +53,12 @@ class CycleState:
         self.plugin_notes: dict[str, dict] = {}
 
     def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
-        """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle."""
+        """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle, in indexer order."""
         pods = self.snapshot.pods_by_node.get(node_name, ())
         evicted = self.evicted
         if all_phases:
-            return [p for p in pods if p.index not in evicted]
-        return [p for p in pods if p.index not in evicted and not p.is_terminal()]
+            return self.order.pods([p for p in pods if p.index not in evicted])
+        return self.order.pods([p for p in pods if p.index not in evicted and not p.is_terminal()])
 
 
 class PluginHandle:
@@ -79,6 +82,11 @@ class PluginHandle:
     @property
     def now(self) -> float:
         return self.state.now
+
+    @property
+    def order(self) -> Order:
+        """Where upstream's order is unspecified (Go maps, unstable sorts): see engine/sampling.py."""
+        return self.state.order
 
     def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
         return self.state.pods_on_node(node_name, all_phases)

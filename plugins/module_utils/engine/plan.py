@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Iterable, Mapping, Optional, Union
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle import run_cycle
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine import sampling
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle import run_cycle, sample_cycles
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
@@ -22,16 +23,27 @@ MAX_EXAMPLES = 5
 
 def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: Mapping[str, Any],
                  now: Union[datetime, str, None] = None, policy_kind: str = "DeschedulerPolicy",
-                 prometheus_url: Optional[str] = None) -> dict:
-    """Simulate one --dry-run descheduling cycle and describe it."""
+                 prometheus_url: Optional[str] = None, samples: int = 1, seed: Optional[int] = None) -> dict:
+    """Simulate one --dry-run descheduling cycle and describe it.
+
+    With ``samples`` > 1 the cycle is also run in samples-1 orders upstream could use (engine/sampling.py): the plan
+    stays the deterministic one, each eviction gains its ``frequency`` and the plan a ``sampling`` block.
+    """
     moment = _now(now)
+    samples, seed = sampling.check_sampling(samples, seed)
     with gc_paused():
         snapshot = objects if isinstance(objects, Snapshot) else Snapshot(objects)
         document = policy_document(policy, policy_kind, snapshot, prometheus_url)
         loaded = load_policy(document, snapshot.priority_classes)
         before = _usage_by_node(snapshot, None)
-        state, skipped = run_cycle(snapshot, loaded, moment)
-        return _describe(snapshot, loaded, policy_kind, moment, state, skipped, before)
+        evictors: dict = {}
+        state, skipped = run_cycle(snapshot, loaded, moment, evictors=evictors)
+        plan = _describe(snapshot, loaded, policy_kind, moment, state, skipped, before)
+        if samples > 1:
+            tally = sample_cycles(snapshot, loaded, moment, samples, seed, state, evictors)
+            sampling.annotate(plan["evictions"], tally)
+            plan["sampling"] = sampling.describe(plan["evictions"], tally, seed)
+        return plan
 
 
 def policy_document(policy: Mapping[str, Any], policy_kind: str, snapshot: Snapshot,

@@ -1,7 +1,8 @@
 """RemoveDuplicates (Balance): spread pods of one owner (same images) evenly over the nodes they can run on.
 
-Upstream walks owners and nodes as Go maps; this simulation takes them in first-seen order (nodes by name, pods by
-namespace/name), so when a limit cuts a pass short the evicted pods may differ from a real run, not their number.
+Upstream walks owners and nodes as Go maps; the deterministic plan takes them in first-seen order (nodes by name, pods
+by namespace/name), so when a limit cuts a pass short the evicted pods may differ from a real run, not their number;
+sampled cycles (engine/sampling.py) draw these orders at random.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     for node in handle.nodes:
         _collect_node(handle, node, pod_filter, excluded_kinds, occurrences, duplicates)
     targets = TargetNodes(handle.nodes)
-    for owner_key, by_node in duplicates.items():
+    for owner_key, by_node in handle.order.keys(duplicates.items()):  # a Go map upstream
         target_count = targets.count(by_node)
         if target_count < 2:
             continue
@@ -94,7 +95,7 @@ def _evict_owner(handle: PluginHandle, owner_key: OwnerKey, by_node: dict[str, l
                  target_count: int) -> bool:
     """Keep the original plus upper_avg-1 duplicates per node. False once the total limit ends the plugin."""
     namespace, kind, name, _images_hash = owner_key
-    for node_name, pods in by_node.items():
+    for node_name, pods in handle.order.keys(by_node.items()):  # a Go map upstream
         if len(pods) + 1 <= upper_avg:
             continue
         reason = (f"duplicate of {kind} {namespace}/{name}: {len(pods) + 1} on {node_name}, "

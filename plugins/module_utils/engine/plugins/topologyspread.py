@@ -1,8 +1,9 @@
 """RemovePodsViolatingTopologySpreadConstraint (Balance): move pods out of topology domains above the ideal average.
 
-Upstream iterates Go maps (namespaces, domains, the marked set) and sorts unstably; this simulation walks namespaces
-by name, domains by (size, value) and pods in listing order, and its sorts are stable (spec §0). Ties may therefore
-pick different pods than a real run; the counts are the same.
+Upstream iterates Go maps (namespaces, domains, the marked set) and sorts unstably; the deterministic plan walks
+namespaces by name, domains by (size, value) and pods in listing order, and its sorts are stable (spec §0). Ties may
+therefore pick different pods than a real run; the counts are the same. Sampled cycles draw these orders at random
+through ``handle.order`` (engine/sampling.py).
 """
 
 from __future__ import annotations
@@ -241,7 +242,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
         for pod in handle.pods_on_node(node.name):
             if pod_filter.namespace_ok(pod) and pod_filter.labels_ok(pod) and handle.filter(pod, record=False):
                 by_namespace.setdefault(pod.namespace, []).append(pod)
-    for namespace in sorted(by_namespace):
+    for namespace in handle.order.keys(sorted(by_namespace)):  # a Go map upstream
         pods = by_namespace[namespace]
         constraints = _constraints(handle, pods, wanted)
         if constraints:
@@ -315,8 +316,9 @@ def domain_pod_order(pod: Pod) -> tuple:
 def _balance_domains(state: _Run, constraint: Constraint, domains: dict[str, list[Pod]], total: int) -> None:
     """balanceDomains: the i/j walk over domains sorted by size, marking pods to move from j to i."""
     ideal = total / len(domains)
-    ordered = sorted(((value, sorted(pods, key=domain_pod_order)) for value, pods in domains.items()),
-                     key=lambda item: (len(item[1]), item[0]))
+    order = state.handle.order  # domains come from a Go map and both sorts are sort.Slice upstream
+    ordered = order.sort(((value, order.sort(pods, domain_pod_order)) for value, pods in domains.items()),
+                         key=lambda item: len(item[1]), tie_break=lambda item: item[0])
     fits = _below_average_fit(state, constraint, ordered, ideal)
     i, j = 0, len(ordered) - 1
     while i < j:
@@ -383,7 +385,7 @@ def take_fitting_last(source: list[Pod], move: int, fits: Callable[[Pod], bool])
 def _evict_marked(handle: PluginHandle, pod_filter: PodFilter, marked: dict[int, tuple[Pod, str]]) -> None:
     """Evict the marked pods; a node at its limit is skipped from then on, the total limit ends the plugin."""
     full_nodes: set[str] = set()
-    for pod, reason in marked.values():
+    for pod, reason in handle.order.keys(marked.values()):  # a Go map (set) upstream
         if pod.node_name in full_nodes:
             continue
         if not (pod_filter.namespace_ok(pod) and pod_filter.labels_ok(pod) and handle.filter(pod)):

@@ -1,0 +1,217 @@
+"""samples: N — the cycle re-run in the orders upstream could use, and how often each pod is evicted.
+
+Each case below is a cluster where upstream provably has a choice (which duplicate is "the original", which of
+several equal-usage pods goes first, which node a per-node cap stops on) or provably has none. For the sampled
+cycles the tests assert what any upstream run satisfies, not which pod a given order picks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine import sampling
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle import run_cycle
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+from builders import build_node, build_pod, policy, set_creation, set_rs_owner
+
+NOW = "2026-11-22T12:00:00Z"
+NOW_TS = 1_795_867_200.0  # NOW as a timestamp
+SAMPLES = 40
+
+
+def rs_pod(name: str, node_name: str, cpu: int = 100, rs: str = "rs") -> dict:
+    return build_pod(name, cpu, 0, node_name, lambda p: set_rs_owner(p, rs, f"{rs}-uid"))
+
+
+def duplicates_cluster(count: int = 4) -> list[dict]:
+    """n1 runs ``count`` identical replicas, n2 none: RemoveDuplicates keeps ceil(count/2) on n1."""
+    nodes = [build_node("n1", 4000, 10**9, 20), build_node("n2", 4000, 10**9, 20)]
+    return nodes + [rs_pod(f"web-{i}", "n1") for i in range(count)]
+
+
+def duplicates_policy(**top_level: Any) -> dict:
+    return policy(("RemoveDuplicates", "balance", {}), **top_level)
+
+
+def lnu_cluster() -> list[dict]:
+    """n1 at 80% cpu with four equal 20% pods; n2 and n3 empty. Evicting one pod brings n1 to the 60% target."""
+    nodes = [build_node(name, 1000, 10**9, 10) for name in ("n1", "n2", "n3")]
+    return nodes + [rs_pod(f"p{i}", "n1", cpu=200, rs=f"rs{i}") for i in range(4)]
+
+
+def lnu_policy() -> dict:
+    args = {"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 61}}
+    return policy(("LowNodeUtilization", "balance", args))
+
+
+def frequencies(plan: dict) -> dict[str, float]:
+    """Pod name → frequency, over the planned and the other possible evictions."""
+    found = {e["name"]: e["frequency"] for e in plan["evictions"]}
+    found.update({e["name"]: e["frequency"] for e in plan["sampling"]["other_possible_evictions"]})
+    return found
+
+
+def sampled_states(objects: list[dict], document: dict, samples: int = SAMPLES, seed: int = 0) -> list:
+    snapshot = Snapshot(objects)
+    loaded = load_policy(document, snapshot.priority_classes)
+    return [run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(i, seed))[0] for i in range(samples)]
+
+
+# --- RemoveDuplicates: which replica is "the original" depends on the indexer's order ---
+
+def test_duplicates_every_replica_may_go_and_two_always_do():
+    plan = compute_plan(duplicates_cluster(), duplicates_policy(), NOW, samples=SAMPLES, seed=7)
+    found = frequencies(plan)
+    assert sorted(found) == ["web-0", "web-1", "web-2", "web-3"]
+    assert all(0 < f < 1 for f in found.values())
+    assert sum(found.values()) == pytest.approx(2.0)
+    assert plan["sampling"]["evictions_per_cycle"] == {"min": 2, "max": 2, "mean": 2.0}
+    assert plan["sampling"]["certain"] == 0
+    assert plan["sampling"]["possible"] == 4
+
+
+def test_duplicates_each_sampled_cycle_is_a_valid_upstream_plan():
+    for state in sampled_states(duplicates_cluster(5), duplicates_policy()):
+        evicted = state.evictions
+        # 5 on n1 over 2 target nodes: upper average 3, so 2 of the 4 duplicates go, all from n1
+        assert len(evicted) == 2
+        assert {e["node"] for e in evicted} == {"n1"}
+        assert len({e["name"] for e in evicted}) == 2
+
+
+def test_per_node_cap_among_equal_duplicates_frequencies_add_up_to_the_cap():
+    plan = compute_plan(duplicates_cluster(), duplicates_policy(maxNoOfPodsToEvictPerNode=1), NOW,
+                        samples=SAMPLES, seed=3)
+    found = frequencies(plan)
+    assert len(found) == 4
+    assert all(0 < f < 1 for f in found.values())
+    assert sum(found.values()) == pytest.approx(1.0)
+    assert plan["summary"]["total"] == 1
+    assert plan["sampling"]["by_plugin"] == {"test/RemoveDuplicates": {"min": 1, "max": 1, "mean": 1.0}}
+
+
+# --- LowNodeUtilization: equal-usage pods, the priority sort is sort.Slice over the indexer's order ---
+
+def test_low_node_utilization_equal_pods_share_one_eviction():
+    plan = compute_plan(lnu_cluster(), lnu_policy(), NOW, samples=SAMPLES, seed=11)
+    found = frequencies(plan)
+    assert sorted(found) == ["p0", "p1", "p2", "p3"]
+    assert all(0 < f < 1 for f in found.values())
+    assert sum(found.values()) == pytest.approx(1.0)
+
+
+def test_low_node_utilization_sampled_cycles_are_valid():
+    for state in sampled_states(lnu_cluster(), lnu_policy()):
+        assert len(state.evictions) == 1
+        assert state.evictions[0]["node"] == "n1"
+        classes = state.plugin_notes["test/LowNodeUtilization"]
+        assert classes == {"n1": "overutilized", "n2": "underutilized", "n3": "underutilized"}
+
+
+# --- deterministic cases stay certain ---
+
+def test_a_choice_free_plan_is_certain_in_every_sample():
+    """Oldest first: PodLifeTime sorts by creation time, and distinct times leave upstream no choice."""
+    objects = [build_node("n1", 4000, 10**9, 20), build_node("n2", 4000, 10**9, 20)]
+    for index, stamp in enumerate(("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")):
+        pod = rs_pod(f"old-{index}", f"n{index % 2 + 1}", rs=f"rs{index}")
+        set_creation(pod, stamp)
+        objects.append(pod)
+    document = policy(("PodLifeTime", "deschedule", {"maxPodLifeTimeSeconds": 3600}), maxNoOfPodsToEvictTotal=2)
+    plan = compute_plan(objects, document, NOW, samples=10)
+    assert [e["name"] for e in plan["evictions"]] == ["old-0", "old-1"]
+    assert all(e["certain"] and e["frequency"] == 1.0 for e in plan["evictions"])
+    assert plan["sampling"]["other_possible_evictions"] == []
+    assert (plan["sampling"]["certain"], plan["sampling"]["possible"]) == (2, 0)
+
+
+def test_duplicates_without_a_cap_on_a_spread_owner_are_certain():
+    """Two replicas on each of two nodes: already balanced, nothing is ever evicted."""
+    objects = [build_node("n1", 4000, 10**9, 20), build_node("n2", 4000, 10**9, 20)]
+    objects += [rs_pod(f"web-{i}", f"n{i % 2 + 1}") for i in range(4)]
+    plan = compute_plan(objects, duplicates_policy(), NOW, samples=10)
+    assert plan["evictions"] == []
+    assert plan["sampling"]["evictions_per_cycle"] == {"min": 0, "max": 0, "mean": 0.0}
+
+
+# --- the default plan and reproducibility ---
+
+def test_one_sample_is_todays_plan_exactly():
+    cluster = duplicates_cluster()
+    default = compute_plan(cluster, duplicates_policy(), NOW)
+    one = compute_plan(cluster, duplicates_policy(), NOW, samples=1, seed=5)
+    assert one == default
+    assert "sampling" not in one and "frequency" not in one["evictions"][0]
+
+
+def test_sampled_plan_keeps_the_deterministic_evictions():
+    cluster = duplicates_cluster()
+    default = compute_plan(cluster, duplicates_policy(), NOW)
+    sampled = compute_plan(cluster, duplicates_policy(), NOW, samples=SAMPLES)
+    strip = [{k: v for k, v in e.items() if k not in ("frequency", "certain")} for e in sampled["evictions"]]
+    assert strip == default["evictions"]
+
+
+def test_same_seed_same_frequencies():
+    cluster = duplicates_cluster(6)
+    first = compute_plan(cluster, duplicates_policy(), NOW, samples=12, seed=1)
+    again = compute_plan(cluster, duplicates_policy(), NOW, samples=12, seed=1)
+    assert first["sampling"] == again["sampling"]
+    assert first["sampling"]["seed"] == 1
+
+
+def test_shuffling_order_visits_every_permutation_of_a_small_list():
+    seen = {tuple(sampling.order_for_sample(i, 0).nodes(["a", "b", "c"])) for i in range(1, 200)}
+    assert len(seen) == 6
+    assert sampling.order_for_sample(0, 0).nodes(["c", "a", "b"]) == ["c", "a", "b"]
+
+
+def test_deterministic_sort_breaks_ties_and_shuffled_sort_keeps_the_key_order():
+    items = [("b", 1), ("a", 1), ("c", 0)]
+    assert sampling.DETERMINISTIC.sort(items, key=lambda i: i[1], tie_break=lambda i: i[0]) == [
+        ("c", 0), ("a", 1), ("b", 1)]
+    for sample in range(1, 20):
+        ordered = sampling.order_for_sample(sample, 0).sort(items, key=lambda i: i[1])
+        assert ordered[0] == ("c", 0)
+
+
+@pytest.mark.parametrize("samples, seed, field", [
+    (0, None, "samples"), (-3, None, "samples"), (True, None, "samples"), ("10", None, "samples"),
+    (sampling.MAX_SAMPLES + 1, None, "samples"), (2, "abc", "seed"), (2, 1.5, "seed"),
+])
+def test_bad_samples_or_seed_is_an_error_naming_the_option(samples: Any, seed: Any, field: str):
+    with pytest.raises(PolicyError) as caught:
+        compute_plan(duplicates_cluster(), duplicates_policy(), NOW, samples=samples, seed=seed)
+    assert caught.value.field == field
+    assert str(samples if field == "samples" else seed) in str(caught.value)
+
+
+# --- topology spread: domains of equal size, the marked set and the domain's pod sort are unordered upstream ---
+
+def spread_cluster() -> list[dict]:
+    """Zone a holds 3 replicas spread with maxSkew 1 over zones a, b, c; b and c hold none: 2 must move."""
+    objects = [build_node(name, 4000, 10**9, 20, lambda n, z=zone: n["metadata"]["labels"].update(zone=z))
+               for name, zone in (("a1", "a"), ("b1", "b"), ("c1", "c"))]
+    constraint = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                  "labelSelector": {"matchLabels": {"app": "web"}}}
+
+    def shape(pod: dict) -> None:
+        set_rs_owner(pod)
+        pod["metadata"]["labels"] = {"app": "web"}
+        pod["spec"]["topologySpreadConstraints"] = [constraint]
+    return objects + [build_pod(f"web-{i}", 100, 0, "a1", shape) for i in range(3)]
+
+
+def test_topology_spread_moves_two_of_three_equal_replicas():
+    document = policy(("RemovePodsViolatingTopologySpreadConstraint", "balance", {}))
+    plan = compute_plan(spread_cluster(), document, NOW, samples=SAMPLES, seed=2)
+    found = frequencies(plan)
+    assert sorted(found) == ["web-0", "web-1", "web-2"]
+    assert all(0 < f < 1 for f in found.values())
+    assert sum(found.values()) == pytest.approx(2.0)
+    for state in sampled_states(spread_cluster(), document):
+        assert len(state.evictions) == 2 and {e["node"] for e in state.evictions} == {"a1"}
