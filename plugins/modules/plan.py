@@ -87,6 +87,22 @@ options:
       - Prometheus URL written into a translated KubeDescheduler policy that needs one (the operator uses the
         C(prometheus-k8s) route). Only used with O(kubedescheduler).
     type: str
+  samples:
+    description:
+      - How many descheduling cycles to simulate. The real descheduler walks nodes, pods and several internal maps
+        in an unspecified order, so on an unchanged cluster it may evict different pods from cycle to cycle.
+      - With C(1) (the default) the plan is one deterministic cycle, as always.
+      - With N > 1 the plan stays that deterministic cycle, and N-1 more cycles are simulated in orders the
+        descheduler could use; each eviction then carries C(frequency) (the share of the N cycles that evicted the
+        pod) and C(certain) (every cycle did), and RV(sampling) gives the spread of counts and the other pods some
+        cycles evicted.
+    type: int
+    default: 1
+  seed:
+    description:
+      - Seed of the sampled orders (with O(samples) > 1); the same seed, cluster, policy and time give the same
+        frequencies. Defaults to C(0).
+    type: int
   page_size:
     description:
       - Objects per page when listing a live cluster (C(limit)/C(continue) paging).
@@ -164,7 +180,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 evictions:
-  description: The evictions in the order the descheduler performs them.
+  description:
+    - The evictions in the order the descheduler performs them.
+    - With O(samples) > 1 each also has C(frequency) (0 to 1) and C(certain) (bool).
   returned: always
   type: list
   elements: dict
@@ -228,6 +246,15 @@ now:
   description: The time treated as now.
   returned: always
   type: str
+sampling:
+  description:
+    - With O(samples) > 1, how sure the plan is. C(samples) and C(seed) used; C(certain) (pods every cycle evicted)
+      and C(possible) (pods some but not all cycles evicted); C(evictions_per_cycle) and C(by_plugin) (per
+      C(profile/plugin)) as C(min)/C(max)/C(mean) counts; C(other_possible_evictions), the pods the
+      deterministic plan does not evict but some sampled cycle does, each with its C(frequency).
+  returned: when O(samples) > 1
+  type: dict
+  sample: {samples: 10, seed: 0, certain: 3, possible: 4, evictions_per_cycle: {min: 5, max: 5, mean: 5.0}}
 verification:
   description:
     - With O(verify=server), how many planned evictions the API server would allow now and how many it would refuse.
@@ -264,6 +291,8 @@ ARGUMENT_SPEC = dict(
     ),
     now=dict(type="str"),
     prometheus_url=dict(type="str"),
+    samples=dict(type="int", default=1),
+    seed=dict(type="int"),
     page_size=dict(type="int", default=500),
     report_dir=dict(type="path"),
     cluster_name=dict(type="str"),

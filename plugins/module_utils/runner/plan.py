@@ -46,7 +46,8 @@ def run_plan(params: Mapping[str, Any]) -> dict:
         snapshot, warnings, source = _snapshot_from_cluster(api_client, params)
     policy, kind, policy_origin = _policy(params, api_client)
     plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
-                        prometheus_url=params.get("prometheus_url"))
+                        prometheus_url=params.get("prometheus_url"), samples=_samples(params),
+                        seed=params.get("seed"))
     plan["source"] = source
     plan["policy_origin"] = policy_origin
     plan["warnings"] = warnings + plan["warnings"]
@@ -62,6 +63,11 @@ def run_plan(params: Mapping[str, Any]) -> dict:
 
         plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"))
     return plan
+
+
+def _samples(params: Mapping[str, Any]) -> Any:
+    """1 when unset; any other value (0 too) goes to the engine, which names the option when it is wrong."""
+    return 1 if params.get("samples") is None else params["samples"]
 
 
 def _snapshot_from_file(path: str) -> Snapshot:

@@ -1,0 +1,145 @@
+"""The "how sure" section of a plan report: certain vs possible evictions when the plan was sampled (``samples``).
+
+Reads only the plan's ``evictions`` (with ``frequency``/``certain``) and ``sampling`` block (docs/plan-format.md);
+a plan without them (one cycle, or trimmed) renders nothing. Tolerates missing keys and odd types like plan_report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
+    Markup,
+    badge,
+    element,
+    key_figure,
+    table,
+)
+
+INTRO = ("The descheduler walks nodes, pods and its internal maps in no fixed order, so on an unchanged cluster "
+         "it may evict different pods from one cycle to the next. {samples} cycles were simulated (seed {seed}): "
+         "a certain eviction happened in every one, a possible eviction in some.")
+
+
+@dataclass
+class SampledPod:
+    pod: str
+    node: str
+    plugin: str
+    frequency: float
+    planned: bool  # part of the deterministic plan (the evictions table)
+
+    @property
+    def certain(self) -> bool:
+        return self.frequency >= 1.0
+
+
+@dataclass
+class SamplingView:
+    samples: int
+    seed: Any
+    per_cycle: dict
+    by_plugin: list[tuple[str, dict]]
+    certain: list[SampledPod]
+    possible: list[SampledPod]
+
+
+def read_sampling(plan: Any) -> Optional[SamplingView]:
+    block = plan.get("sampling") if isinstance(plan, dict) else None
+    if not isinstance(block, dict):
+        return None
+    pods = [_pod(e, True) for e in _list(plan.get("evictions"))]
+    pods += [_pod(e, False) for e in _list(block.get("other_possible_evictions"))]
+    pods = [p for p in pods if p is not None]
+    by_plugin = block.get("by_plugin") if isinstance(block.get("by_plugin"), dict) else {}
+    return SamplingView(
+        samples=_int(block.get("samples")),
+        seed=block.get("seed"),
+        per_cycle=_spread(block.get("evictions_per_cycle")),
+        by_plugin=[(str(name), _spread(value)) for name, value in by_plugin.items()],
+        certain=[p for p in pods if p.certain],
+        possible=sorted((p for p in pods if not p.certain), key=lambda p: (-p.frequency, p.pod)),
+    )
+
+
+def _list(value: Any) -> list:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _spread(value: Any) -> dict:
+    value = value if isinstance(value, dict) else {}
+    return {key: value.get(key, "—") for key in ("min", "max", "mean")}
+
+
+def _pod(item: dict, planned: bool) -> Optional[SampledPod]:
+    frequency = item.get("frequency")
+    if isinstance(frequency, bool) or not isinstance(frequency, (int, float)):
+        return None
+    namespace = str(item.get("namespace") or "")
+    pod = f"{namespace}/{item.get('name', '')}" if namespace else str(item.get("name", ""))
+    profile = item.get("profile")
+    plugin = f"{profile}/{item.get('plugin', '')}" if profile else str(item.get("plugin") or "")
+    return SampledPod(pod, str(item.get("node") or ""), plugin, float(frequency), planned)
+
+
+def share(frequency: float) -> str:
+    return f"{frequency * 100:.0f}%"
+
+
+def _range(spread: dict) -> str:
+    return f"{spread['min']}–{spread['max']} (mean {spread['mean']})"
+
+
+def _possible_rows(view: SamplingView) -> list[tuple]:
+    return [(p.pod, p.node, p.plugin, share(p.frequency), "yes" if p.planned else "no") for p in view.possible]
+
+
+POSSIBLE_HEADERS = ("Pod", "Node", "Plugin", "Cycles evicting it", "In this plan")
+
+
+def markdown_section(plan: Any) -> str:
+    # imported here: plan_report imports this module to place the section
+    from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
+        markdown_table,
+        markdown_text,
+    )
+
+    view = read_sampling(plan)
+    if view is None:
+        return ""
+    facts = [f"- Evictions per cycle: {_range(view.per_cycle)}",
+             f"- Certain evictions: {len(view.certain)}; possible evictions: {len(view.possible)}"]
+    facts += [f"- {markdown_text(name)}: {_range(spread)} per cycle" for name, spread in view.by_plugin]
+    certain = markdown_table(("Pod", "Node", "Plugin"), [(p.pod, p.node, p.plugin) for p in view.certain],
+                             "No eviction happened in every cycle.")
+    possible = markdown_table(POSSIBLE_HEADERS, _possible_rows(view), "Every eviction is certain.")
+    return "\n\n".join([f"## How sure ({view.samples} sampled cycles)",
+                        markdown_text(INTRO.format(samples=view.samples, seed=view.seed)), "\n".join(facts),
+                        "### Certain evictions", certain, "### Possible evictions", possible])
+
+
+def html_section(plan: Any) -> Markup:
+    view = read_sampling(plan)
+    if view is None:
+        return Markup("")
+    figures = element("div", [key_figure("certain evictions", len(view.certain), "green"),
+                              key_figure("possible evictions", len(view.possible), "amber"),
+                              key_figure("evictions per cycle", _range(view.per_cycle))], class_="figures")
+    plugins = table(("Plugin", "Min", "Max", "Mean"), [(n, s["min"], s["max"], s["mean"]) for n, s in view.by_plugin],
+                    numeric=(1, 2, 3), empty_text="No plugin ran.")
+    certain = table(("Pod", "Node", "Plugin"), [(p.pod, p.node, p.plugin) for p in view.certain],
+                    empty_text="No eviction happened in every cycle.")
+    rows = [(p.pod, p.node, p.plugin, badge(share(p.frequency), "amber"), "yes" if p.planned else "no")
+            for p in view.possible]
+    possible = table(POSSIBLE_HEADERS, rows, numeric=(3,), empty_text="Every eviction is certain.")
+    return element("section", [
+        element("h2", f"How sure ({view.samples} sampled cycles)", id="sampling"),
+        element("p", INTRO.format(samples=view.samples, seed=view.seed), class_="muted"), figures,
+        element("h3", "Evictions per plugin and cycle"), plugins,
+        element("h3", f"Certain evictions ({len(view.certain)})"), certain,
+        element("h3", f"Possible evictions ({len(view.possible)})"), possible])
