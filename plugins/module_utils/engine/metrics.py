@@ -132,6 +132,20 @@ class ActualUsage:
         self.kubernetes_metrics = kubernetes_metrics
         self.warnings = warnings
         self.prometheus_unavailable: Optional[str] = None  # set by a live source that could not be queried
+        # which metrics clients upstream would have built from the policy; None = not known, not checked
+        self.collector_enabled: Optional[bool] = None
+        self.prometheus_configured: Optional[bool] = None
+        # what each metrics-mode plugin read, for the plan: "profile/plugin" → {mode, query, nodes, thresholds}
+        self.readings: dict[str, dict] = {}
+
+    def use_policy(self, document: Mapping[str, Any]) -> None:
+        """Record which clients upstream builds: the metrics collector and a Prometheus client with a URL."""
+        providers = [p for p in document.get("metricsProviders") or [] if isinstance(p, Mapping)]
+        sources = {p.get("source") for p in providers}
+        collector = document.get("metricsCollector") or {}
+        self.collector_enabled = "KubernetesMetrics" in sources or bool(collector.get("enabled"))
+        self.prometheus_configured = any(p.get("source") == "Prometheus" and (p.get("prometheus") or {}).get("url")
+                                         for p in providers)
 
     @classmethod
     def build(cls, metrics_objects: Iterable[Mapping[str, Any]] = (),
@@ -272,3 +286,32 @@ def _warn_stale_answer(warnings: list[str], answer: PrometheusAnswer, now: Optio
         label = "any query" if answer.query is ANY_QUERY else repr(answer.query)
         warnings.append(f"Prometheus answer for {label} was evaluated {int(now - newest)}s before now; a query at "
                         "now could answer differently (record it with the snapshot, or set now to its time)")
+
+
+def actual_for(snapshot: Any, now: Optional[float] = None) -> ActualUsage:
+    """The snapshot's ActualUsage, built from the metrics objects it carries when nobody attached one."""
+    if snapshot.actual is None:
+        snapshot.actual = ActualUsage.build(snapshot.metrics_objects, None, now)
+    return snapshot.actual
+
+
+def attach(snapshot: Any, prometheus_results: Optional[Mapping[Optional[str], Any]] = None,
+           now: Optional[float] = None, kubernetes_metrics: Optional[bool] = None,
+           extra_objects: Iterable[Mapping[str, Any]] = ()) -> ActualUsage:
+    """Build the plan's ActualUsage from the snapshot's metrics objects (plus live ones) and Prometheus answers."""
+    objects = list(snapshot.metrics_objects) + list(extra_objects)
+    snapshot.actual = ActualUsage.build(objects, prometheus_results, now, kubernetes_metrics)
+    return snapshot.actual
+
+
+def describe_actual(snapshot: Any) -> Optional[dict]:
+    """The plan's ``actual_utilization``: what each metrics-mode plugin read (None when none did)."""
+    actual = snapshot.actual
+    if actual is None or not actual.readings:
+        return None
+    return {"plugins": actual.readings}
+
+
+def actual_warnings(snapshot: Any) -> list[str]:
+    actual = snapshot.actual
+    return list(actual.warnings) if actual is not None and actual.readings else []

@@ -10,6 +10,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle imp
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import (
+    actual_for,
+    actual_warnings,
+    describe_actual,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import Policy, load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
@@ -35,6 +40,7 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
         snapshot = objects if isinstance(objects, Snapshot) else Snapshot(objects)
         document = policy_document(policy, policy_kind, snapshot, prometheus_url)
         loaded = load_policy(document, snapshot.priority_classes)
+        actual_for(snapshot, moment).use_policy(loaded.document)  # which metrics clients upstream builds
         before = _usage_by_node(snapshot, None)
         evictors: dict = {}
         state, skipped = run_cycle(snapshot, loaded, moment, evictors=evictors)
@@ -122,7 +128,8 @@ def _describe(snapshot: Snapshot, policy: Policy, policy_kind: str, now: float, 
         "spared": _spared(snapshot, state),
         "utilization": _utilization(snapshot, state, before, after),
         "errors": state.errors,
-        "warnings": list(policy.warnings) + state.warnings,
+        "warnings": list(policy.warnings) + state.warnings + actual_warnings(snapshot),
+        "actual_utilization": describe_actual(snapshot),
         "snapshot": {"nodes": len(snapshot.nodes), "pods": len(snapshot.pods),
                      "namespaces": len(snapshot.namespaces)},
     }

@@ -2,7 +2,7 @@
 validation,defaults}_test.go (HEAD 7d2b28bf), plus checks of the spec §6.1 details the upstream tests don't pin down.
 
 Upstream builds the plugin with DefaultEvictorArgs{NodeFit: true}; every case here does the same through the policy.
-Metrics-server and Prometheus variants are not simulated: the plugin reports a "needs live metrics" error instead.
+The metrics-server and Prometheus variants are in test_lownodeutilization_metrics.py.
 """
 
 from typing import Any, Callable, Optional
@@ -284,7 +284,7 @@ def test_without_priorities_other_node_does_not_match_node_affinity_of_p4_p5():
 
 
 def test_without_priorities_different_evictions_for_requested_and_actual_resources():
-    # the same objects as above; only the metrics variant (2 evictions) differs, and that one is not simulated
+    # the same objects as above; the metrics variant (2 evictions) is in test_lownodeutilization_metrics.py
     plan = run(_west_east_nodes() + _affinity_pods(), lnu_args(CPU_PODS_30, CPU_PODS_50))
     assert len(plan["evictions"]) == 3
 
@@ -313,22 +313,6 @@ def test_without_priorities_with_node_eviction_limit():
     plan = run(three_nodes() + pods, lnu_args(CPU_PODS_30, CPU_PODS_50, evictionLimits={"node": 2}))
     assert evicted_names(plan) == ["p1", "p2"]
     assert plan["spared"]["by_reason"]["plugin evictionLimits.node reached"]["examples"] == ["default/p3"]
-
-
-@pytest.mark.parametrize("metrics", [
-    {"source": "KubernetesMetrics"},
-    {"metricsServer": True},
-    {"source": "Prometheus", "prometheus": {"query": "instance:node_cpu:rate:sum"}},
-])
-def test_metrics_variants_report_needs_live_metrics(metrics):
-    # upstream's "... with metrics enabled" and TestLowNodeUtilizationWithPrometheusMetrics cases
-    thresholds = {nu.METRIC_RESOURCE: 30} if metrics.get("source") == "Prometheus" else CPU_PODS_30
-    targets = {nu.METRIC_RESOURCE: 50} if metrics.get("source") == "Prometheus" else CPU_PODS_50
-    pods = five_rs_pods() + protected_pods() + [p9_on_n2()]
-    plan = run(three_nodes() + pods, lnu_args(thresholds, targets, metricsUtilization=metrics))
-    assert evicted_names(plan) == []
-    assert [e["plugin"] for e in plan["errors"]] == [NAME]
-    assert "needs live metrics" in plan["errors"][0]["message"]
 
 
 def test_empty_metrics_utilization_errors_every_run():

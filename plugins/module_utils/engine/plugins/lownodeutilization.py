@@ -7,7 +7,9 @@ from typing import Any, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import PluginHandle
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import UsageUnavailable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization as nu
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization_metrics as num
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import sort_by_priority
 
 NAME = "LowNodeUtilization"
@@ -128,16 +130,24 @@ def classify(handle: PluginHandle, infos: list[nu.NodeInfo],
 
 
 def run(handle: PluginHandle, args: dict[str, Any]) -> None:
-    problem = nu.metrics_problem(args)
+    mode, problem = num.metrics_source(args)
     if problem is not None:
         handle.error(problem)
         return
     low = {str(k): float(v) for k, v in args["thresholds"].items()}
     high = {str(k): float(v) for k, v in args["targetThresholds"].items()}
-    resources = nu.resources_for(low)
-    infos = nu.node_infos(handle, resources)
+    # Prometheus mode reads only MetricResource; the other modes always add cpu, memory and pods
+    resources = [nu.METRIC_RESOURCE] if mode == num.PROMETHEUS else nu.resources_for(low)
+    try:
+        reader = num.usage_reader(handle, mode, args, resources)
+        infos = nu.node_infos(handle, resources, reader)
+    except UsageUnavailable as exc:
+        handle.error(f"error getting node usage: {exc}")
+        return
     thresholds = compute_thresholds(infos, low, high, bool(args.get("useDeviationThresholds")))
     under, over = classify(handle, infos, thresholds)
+    if mode != num.REQUESTS:
+        _record_reading(handle, reader, infos, thresholds)
     if not under or len(under) <= int(args.get("numberOfNodes") or 0) or len(under) == len(infos) or not over:
         return
     for info in under + over:
@@ -151,8 +161,25 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
         if not removable:
             continue
         if not nu.evict_from_node(handle, info, sort_by_priority(removable), resources, available,
-                                  destination_taints, excluded, _keep_going, _reason(info, thresholds), node_limit):
+                                  destination_taints, excluded, _keep_going, _reason(info, thresholds), node_limit,
+                                  reader):
             return
+
+
+def _record_reading(handle: PluginHandle, reader: num.UsageReader, infos: list[nu.NodeInfo],
+                    thresholds: Thresholds) -> None:
+    """What the plugin read, for the plan and its report: per node actual percentages, thresholds on that scale."""
+    reading: dict[str, Any] = {
+        "mode": reader.mode,
+        "resources": list(thresholds.low),
+        "thresholds": {"low": dict(thresholds.low), "high": dict(thresholds.high)},
+        "nodes": {i.node.name: {r: round(i.pct.get(r, 0.0), 2) for r in thresholds.low} for i in infos},
+    }
+    if thresholds.average is not None:
+        reading["thresholds"]["average"] = {r: round(v, 2) for r, v in thresholds.average.items()}
+    if isinstance(reader, num.PrometheusReader):
+        reading["query"] = reader.query
+    num.actual_usage(handle).readings[f"{handle.profile}/{handle.plugin}"] = reading
 
 
 def _keep_going(info: nu.NodeInfo, available: dict[str, int]) -> bool:

@@ -6,7 +6,11 @@ from typing import Callable, Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import LimitError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import EVICTED, PluginHandle
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import UsageUnavailable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.nodeutilization_metrics import (
+    UsageReader,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import tolerates_all
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
 
@@ -16,14 +20,6 @@ METRIC_RESOURCE = "MetricResource"
 
 def resources_for(thresholds: Mapping[str, float]) -> list[str]:
     return list(dict.fromkeys([*thresholds, *BASIC]))
-
-
-def node_usage(handle: PluginHandle, node: Node, resources: Iterable[str]) -> dict[str, int]:
-    """Requests of the node's live non-terminal pods, in upstream units (cpu millis, others Value())."""
-    totals = handle.state.usage.used.get(node.name, {})
-    usage = {r: scaled(r, totals.get(r, 0)) for r in resources if r != "pods"}
-    usage["pods"] = handle.state.usage.count.get(node.name, 0)
-    return usage
 
 
 def node_capacity(node: Node, resources: list[str]) -> dict[str, int]:
@@ -53,12 +49,6 @@ def absolute_cap(high: Mapping[str, float], capacity: Mapping[str, int], resourc
     return cap
 
 
-def pod_usage(pod: Pod, resources: Iterable[str]) -> dict[str, int]:
-    usage = {r: scaled(r, pod.requests.get(r, 0)) for r in resources if r != "pods"}
-    usage["pods"] = 1
-    return usage
-
-
 def tolerates_some_node(pod: Pod, taints_by_node: list[list[dict]]) -> bool:
     """utils.PodToleratesTaints: tolerate every taint of one node; nodes with more taints than tolerations skipped."""
     for taints in taints_by_node:
@@ -79,12 +69,13 @@ class NodeInfo:
         self.cap: dict[str, int] = {}
 
 
-def node_infos(handle: PluginHandle, resources: list[str]) -> list[NodeInfo]:
-    """The usage snapshot of every node of the cycle, taken once before classification."""
+def node_infos(handle: PluginHandle, resources: list[str], reader: Optional[UsageReader] = None) -> list[NodeInfo]:
+    """The usage snapshot of every node of the cycle, taken once before classification (requests by default)."""
+    reader = reader or UsageReader(handle, resources)
     infos = []
     for node in handle.nodes:
         capacity = node_capacity(node, resources)
-        usage = node_usage(handle, node, resources)
+        usage = reader.node(node)
         infos.append(NodeInfo(node, usage, capacity, percentages(usage, capacity)))
     return infos
 
@@ -100,8 +91,9 @@ def sort_by_usage(infos: list[NodeInfo], ascending: bool) -> list[NodeInfo]:
 def evict_from_node(handle: PluginHandle, info: NodeInfo, pods: list[Pod], resources: list[str],
                     available: dict[str, int], destination_taints: list[list[dict]],
                     excluded_namespaces: frozenset, keep_going: Callable[[NodeInfo, dict[str, int]], bool],
-                    reason: str, node_limit: Optional[int] = None) -> bool:
+                    reason: str, node_limit: Optional[int] = None, reader: Optional[UsageReader] = None) -> bool:
     """The evictPods loop. Returns False when the total limit ends the plugin."""
+    reader = reader or UsageReader(handle, resources)
     evicted_here = 0
     if not keep_going(info, available):
         return True
@@ -117,12 +109,22 @@ def evict_from_node(handle: PluginHandle, info: NodeInfo, pods: list[Pod], resou
             continue
         if not handle.pre_evict(pod):
             continue
-        usage = pod_usage(pod, resources)
+        try:
+            usage = reader.pod(pod)
+        except UsageUnavailable as exc:
+            handle.spare(pod, f"no actual usage for the pod, upstream skips it: {exc}")
+            continue
         try:
             result = handle.evict(pod, reason)
         except LimitError as exc:
             return exc.scope != "total"
         if result != EVICTED:
+            continue
+        if usage is None:
+            # the source can't say what the pod frees (Prometheus): one eviction per node, or up to the node limit
+            if node_limit is None:
+                break
+            evicted_here += 1
             continue
         evicted_here += 1
         for resource in resources:
@@ -135,25 +137,6 @@ def evict_from_node(handle: PluginHandle, info: NodeInfo, pods: list[Pod], resou
 
 def all_available(available: Mapping[str, int]) -> bool:
     return all(amount > 0 for amount in available.values())
-
-
-def metrics_problem(args: Mapping) -> Optional[str]:
-    """Why a metrics-based run can't be simulated (upstream usageClientForMetrics), or None in requests mode.
-
-    A metricsUtilization that is present at all (even ``{}``) leaves requests mode: an empty or unknown source
-    makes upstream fail every run, and a real source needs live metrics we don't have offline.
-    """
-    metrics = args.get("metricsUtilization")
-    if metrics is None:
-        return None
-    source = metrics.get("source") or ""
-    if metrics.get("metricsServer") or source in ("KubernetesMetrics", "Prometheus"):
-        mode = "Prometheus" if source == "Prometheus" else "KubernetesMetrics"
-        return (f"{mode} utilization needs live metrics and is not simulated offline; the plugin was skipped "
-                "(use request-based thresholds to preview it)")
-    if source:
-        return f"unrecognized metrics source {source!r}: upstream fails every run of the plugin"
-    return "metricsUtilization has no source: upstream fails every run of the plugin with 'metrics source is empty'"
 
 
 def fmt_pct(value: float) -> str:
