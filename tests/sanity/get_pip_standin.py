@@ -6,6 +6,7 @@ normal ``pip install`` of the requested versions from the package index.
 """
 
 import ensurepip
+import os
 import subprocess
 import sys
 
@@ -14,8 +15,11 @@ GET_PIP_ONLY_OPTIONS = ("--no-setuptools", "--no-wheel")
 
 def main() -> None:
     arguments = [a for a in sys.argv[1:] if a not in GET_PIP_ONLY_OPTIONS]
+    # ensurepip sets PIP_CONFIG_FILE=/dev/null in os.environ and leaves it there: keep the caller's environment so
+    # the pip below reads the machine's pip configuration (index, CA bundle).
+    environment = dict(os.environ)
     ensurepip.bootstrap(upgrade=True)
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", *arguments])
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", *arguments], env=environment)
 
 
 if __name__ == "__main__":

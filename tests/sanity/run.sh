@@ -17,15 +17,19 @@ git ls-files --cached --others --exclude-standard -z | while IFS= read -r -d '' 
 done
 cd "$DEST"
 PATH="$ROOT/$BIN:$PATH"
+# ansible-test keeps its virtual environments under $HOME/.ansible/test. It gets a HOME of its own inside build/, so a
+# fresh checkout always proves a cold start (nothing borrowed from the user's ~/.ansible), and a pip.conf there holding
+# the pip settings in effect now: ansible-test scrubs the environment, so PIP_CERT, PIP_INDEX_URL... would be lost.
+SANITY_HOME="$ROOT/build/sanity-home"
+mkdir -p "$SANITY_HOME/.config/pip"
+python "$ROOT/tests/sanity/pip_config.py" > "$SANITY_HOME/.config/pip/pip.conf"
 # ansible-test bootstraps pip into its virtual environments with a get-pip.py it downloads from a host outside the
-# reachable package registries; give it our stand-in (ensurepip + pip install) unless a real one is cached.
+# reachable package registries; give it our stand-in (ensurepip + pip install).
 PIP_VERSION="$(python -c 'from ansible_test._internal.python_requirements import get_venv_packages as g
 class P: version = "3.11"
 print(g(P())["pip"])')"
-CACHE="$HOME/.ansible/test/cache/get_pip_${PIP_VERSION//./_}.py"
-if [ ! -s "$CACHE" ]; then
-  mkdir -p "$(dirname "$CACHE")"
-  cp "$ROOT/tests/sanity/get_pip_standin.py" "$CACHE"
-fi
-# --requirements installs the sanity tools (pylint, yamllint, voluptuous...) into the venv on first use.
-exec ansible-test sanity --python 3.11 --local --requirements --color no "${@:2}"
+CACHE="$SANITY_HOME/.ansible/test/cache/get_pip_${PIP_VERSION//./_}.py"
+mkdir -p "$(dirname "$CACHE")"
+cp "$ROOT/tests/sanity/get_pip_standin.py" "$CACHE"
+# --requirements installs the sanity tools (pylint, yamllint, voluptuous...) into the venvs on first use.
+HOME="$SANITY_HOME" exec ansible-test sanity --python 3.11 --local --requirements --color no "${@:2}"
