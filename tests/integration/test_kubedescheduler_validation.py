@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     CONFLICTING_PROFILES,
     PROFILES,
 )

@@ -58,7 +58,8 @@ def policy_document(policy: Mapping[str, Any], policy_kind: str, snapshot: Snaps
         raise PolicyError("policy_kind", policy_kind, "must be DeschedulerPolicy or KubeDescheduler")
     if policy_kind == "DeschedulerPolicy":
         return policy
-    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler import policy as kubedescheduler
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import KubeDeschedulerError
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
 
     spec = policy.get("spec") if isinstance(policy, Mapping) and policy.get("kind") == "KubeDescheduler" else policy
     if not isinstance(spec, Mapping):
@@ -67,8 +68,8 @@ def policy_document(policy: Mapping[str, Any], policy_kind: str, snapshot: Snaps
     if prometheus_url:
         kwargs["prometheus_url"] = prometheus_url
     try:
-        return kubedescheduler.render_policy(dict(spec), **kwargs)
-    except kubedescheduler.KubeDeschedulerError as exc:
+        return render_policy(dict(spec), **kwargs)
+    except KubeDeschedulerError as exc:
         field = getattr(exc, "field", "spec")
         raise PolicyError(f"kubedescheduler.{field}" if not str(field).startswith("spec") else field,
                           getattr(exc, "value", None), str(exc)) from exc

@@ -36,7 +36,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     POLICY_CONFIGMAP_PATH,
     POLICY_KEY,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import ERROR
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import (
     read_operand_state,
     wait_for_removal,
@@ -48,6 +47,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     desired_spec,
     spec_changes,
     with_defaults,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+    ERROR,
 )
 
 OBJECT_NAME = f"KubeDescheduler {OPERATOR_NAMESPACE}/{KUBEDESCHEDULER_NAME}"

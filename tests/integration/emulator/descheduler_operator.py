@@ -30,15 +30,21 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import yaml
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
+    KubeDeschedulerError,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
+    render_policy,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
+    validate_kubedescheduler_spec,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     ADMISSION_REJECTED,
     DEGRADED_SCALE_TO_ZERO,
     ERROR,
     KUBEVIRT_PROFILES,
     LOG_ONLY_IGNORED,
-    KubeDeschedulerError,
-    render_policy,
-    validate_kubedescheduler_spec,
 )
 
 from . import errors

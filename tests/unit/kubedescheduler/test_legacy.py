@@ -11,7 +11,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     LegacyTranslationError,
     translate_legacy_spec,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
     validate_kubedescheduler_spec,
 )
 

@@ -13,7 +13,23 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
+    Finding,
+    KubeDeschedulerError,
+    protected_namespaces,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.go_duration import (
+    format_go_duration,
+    parse_go_duration,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
+    compact_policy,
+    render_policy,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
+    validate_kubedescheduler_spec,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     ADMISSION_REJECTED,
     CONFLICTING_PROFILES,
     DEGRADED_SCALE_TO_ZERO,
@@ -22,14 +38,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     OPERAND_FAILS,
     PLATFORM_DEPENDENT,
     PROFILES,
-    Finding,
-    KubeDeschedulerError,
-    compact_policy,
-    format_go_duration,
-    parse_go_duration,
-    protected_namespaces,
-    render_policy,
-    validate_kubedescheduler_spec,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kubedescheduler"
