@@ -28,7 +28,8 @@ MAX_EXAMPLES = 5
 
 def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: Mapping[str, Any],
                  now: Union[datetime, str, None] = None, policy_kind: str = "DeschedulerPolicy",
-                 prometheus_url: Optional[str] = None, samples: int = 1, seed: Optional[int] = None) -> dict:
+                 prometheus_url: Optional[str] = None, samples: int = 1, seed: Optional[int] = None,
+                 placement: Any = None) -> dict:
     """Simulate one --dry-run descheduling cycle and describe it.
 
     With ``samples`` > 1 the cycle is also run in samples-1 orders upstream could use (engine/sampling.py): the plan
@@ -37,6 +38,9 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
     moment = _now(now)
     samples, seed = sampling.check_sampling(samples, seed)
     with gc_paused():
+        if placement is not None and not isinstance(objects, Snapshot):
+            objects = list(objects)  # placement also reads fields the slim model drops (scheduler/placement.py)
+            placement.record_objects(objects)
         snapshot = objects if isinstance(objects, Snapshot) else Snapshot(objects)
         document = policy_document(policy, policy_kind, snapshot, prometheus_url)
         loaded = load_policy(document, snapshot.priority_classes)
@@ -49,6 +53,8 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
             tally = sample_cycles(snapshot, loaded, moment, samples, seed, state, evictors)
             sampling.annotate(plan["evictions"], tally)
             plan["sampling"] = sampling.describe(plan["evictions"], tally, seed)
+        if placement is not None:  # where the replacements land (engine/scheduler/placement.py)
+            placement.annotate(plan, snapshot, state)
         return plan
 
 

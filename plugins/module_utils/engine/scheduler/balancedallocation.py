@@ -1,0 +1,61 @@
+"""NodeResourcesBalancedAllocation (score): favours nodes whose resource fractions stay close to each other."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import MAX_NODE_SCORE, SKIP
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.noderesources import (
+    parse_resources,
+    pod_and_node_amounts,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
+
+NAME = "NodeResourcesBalancedAllocation"
+
+
+def balanced_score(requested: list[int], allocatable: list[int]) -> int:
+    fractions = []
+    for req, alloc in zip(requested, allocatable, strict=True):
+        if alloc == 0:
+            continue
+        fractions.append(min(req / alloc, 1.0))
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+class BalancedAllocation:
+    name = NAME
+
+    def __init__(self, args: Optional[Mapping[str, Any]] = None,
+                 field: str = "pluginConfig.NodeResourcesBalancedAllocation") -> None:
+        self.resources = parse_resources((args or {}).get("resources"), f"{field}.args.resources")
+
+    def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
+        # a best-effort pod is not scored (kubernetes#129138: they would all pile onto one node)
+        if all(_pod_request(pod, r) == 0 for r, _ in self.resources):
+            return SKIP
+        return None
+
+    def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
+        requested = []
+        allocatable = []
+        for resource, _ in self.resources:
+            alloc, req = pod_and_node_amounts(pod, node, resource, use_requested=True)
+            allocatable.append(alloc)
+            requested.append(req)
+        return balanced_score(requested, allocatable)
+
+    def normalize(self, state: Any, scores: list[int]) -> None:
+        return None
+
+
+def _pod_request(pod: SchedPod, resource: str) -> int:
+    return pod.request_milli_cpu() if resource == "cpu" else pod.request_value(resource)

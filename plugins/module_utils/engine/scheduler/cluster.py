@@ -1,0 +1,131 @@
+"""The scheduler's view of the cluster (its NodeInfo cache): per node the allocatable, the requested and non-zero
+requested resources, pods, host ports; kept up to date as evicted pods leave and replacements are placed."""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import milli_value, value
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
+    BASIC_RESOURCES,
+    SchedPod,
+)
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+class NodeInfo:
+    __slots__ = (
+        "index", "name", "labels", "taints", "unschedulable", "alloc_cpu", "alloc_memory", "alloc_ephemeral",
+        "alloc_pods", "alloc_scalar", "req_cpu", "req_memory", "req_ephemeral", "req_scalar", "nonzero_cpu",
+        "nonzero_memory", "pods", "ports", "affinity_pods",
+    )
+
+    def __init__(self, node: Node, index: int) -> None:
+        self.index = index
+        self.name = node.name
+        self.labels = node.labels
+        self.taints = node.taints
+        self.unschedulable = node.unschedulable
+        allocatable = node.status_allocatable  # the scheduler reads status.allocatable
+        self.alloc_cpu = milli_value(allocatable.get("cpu", 0))
+        self.alloc_memory = value(allocatable.get("memory", 0))
+        self.alloc_ephemeral = value(allocatable.get("ephemeral-storage", 0))
+        self.alloc_pods = value(allocatable.get("pods", 0))
+        self.alloc_scalar = {k: value(v) for k, v in allocatable.items() if k not in BASIC_RESOURCES}
+        self.req_cpu = self.req_memory = self.req_ephemeral = 0
+        self.req_scalar: dict[str, int] = {}
+        self.nonzero_cpu = self.nonzero_memory = 0
+        self.pods: list[SchedPod] = []
+        self.ports: list[tuple[str, str, int]] = []
+        self.affinity_pods: list[SchedPod] = []  # pods with any inter-pod (anti-)affinity term
+
+    def add(self, pod: SchedPod, sign: int = 1) -> None:
+        self.req_cpu += sign * pod.request_milli_cpu()
+        self.req_memory += sign * pod.request_value("memory")
+        self.req_ephemeral += sign * pod.request_value("ephemeral-storage")
+        for name, amount in pod.scalar_requests().items():
+            self.req_scalar[name] = self.req_scalar.get(name, 0) + sign * amount
+        self.nonzero_cpu += sign * pod.nonzero_cpu
+        self.nonzero_memory += sign * pod.nonzero_memory
+        if sign > 0:
+            self.pods.append(pod)
+            self.ports.extend(pod.host_ports)
+            if pod.has_affinity:
+                self.affinity_pods.append(pod)
+        else:
+            self.pods.remove(pod)
+            for port in pod.host_ports:
+                self.ports.remove(port)
+            if pod.has_affinity:
+                self.affinity_pods.remove(pod)
+
+
+def zone_key(labels: Mapping[str, str]) -> str:
+    """utilnode.GetZoneKey: region and zone joined; empty when the node has neither."""
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    return f"{region}:\x00:{zone}" if region or zone else ""
+
+
+def scheduler_order(nodes: Iterable[Node]) -> list[Node]:
+    """The order the scheduler's node tree lists nodes: one node per zone in turn (zones and nodes by name here;
+    upstream uses the order nodes were added, which a snapshot does not record)."""
+    zones: dict[str, list[Node]] = {}
+    for node in sorted(nodes, key=lambda n: n.name):
+        zones.setdefault(zone_key(node.labels), []).append(node)
+    ordered: list[Node] = []
+    queues = [zones[z] for z in sorted(zones)]
+    position = 0
+    while len(ordered) < sum(len(q) for q in queues):
+        for queue in queues:
+            if position < len(queue):
+                ordered.append(queue[position])
+        position += 1
+    return ordered
+
+
+class Cluster:
+    """All nodes in scheduler order and the pods bound to them."""
+
+    def __init__(self, nodes: Iterable[Node], namespace_labels: Mapping[str, Mapping[str, str]]) -> None:
+        self.nodes: list[NodeInfo] = [NodeInfo(n, i) for i, n in enumerate(scheduler_order(nodes))]
+        self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
+        self.namespace_labels = namespace_labels
+        self.location: dict[str, NodeInfo] = {}  # pod key → node
+        self.pods_by_namespace: dict[str, dict[str, SchedPod]] = {}
+        self.owner_counts: dict[str, dict[int, int]] = {}  # controller uid → node index → live pods
+        self.affinity_pod_count = 0
+        self.next_start = 0  # upstream nextStartNodeIndex
+
+    def bind(self, pod: SchedPod, node_name: str) -> Optional[NodeInfo]:
+        node = self.by_name.get(node_name)
+        if node is None:
+            return None
+        node.add(pod, 1)
+        self.location[pod.key] = node
+        self.pods_by_namespace.setdefault(pod.namespace, {})[pod.key] = pod
+        if pod.owner_uid:
+            counts = self.owner_counts.setdefault(pod.owner_uid, {})
+            counts[node.index] = counts.get(node.index, 0) + 1
+        if pod.has_affinity:
+            self.affinity_pod_count += 1
+        return node
+
+    def unbind(self, pod: SchedPod) -> Optional[NodeInfo]:
+        node = self.location.pop(pod.key, None)
+        if node is None:
+            return None
+        node.add(pod, -1)
+        self.pods_by_namespace.get(pod.namespace, {}).pop(pod.key, None)
+        if pod.owner_uid:
+            counts = self.owner_counts[pod.owner_uid]
+            counts[node.index] -= 1
+        if pod.has_affinity:
+            self.affinity_pod_count -= 1
+        return node
+
+    def node_of(self, pod: SchedPod) -> Optional[NodeInfo]:
+        return self.location.get(pod.key)

@@ -1,0 +1,33 @@
+"""Shared scoring arithmetic of the kube-scheduler framework (integer math, as upstream)."""
+
+from __future__ import annotations
+
+import math
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+# returned by pre_filter/pre_score when a plugin has nothing to do for this pod (upstream framework.Skip)
+SKIP = object()
+
+
+def default_normalize_score(scores: list[int], reverse: bool, max_priority: int = MAX_NODE_SCORE) -> None:
+    """helper.DefaultNormalizeScore: scale to [0, max] by the highest score; ``reverse`` flips it."""
+    highest = max(scores, default=0)
+    if highest == 0:
+        if reverse:
+            scores[:] = [max_priority] * len(scores)
+        return
+    for i, score in enumerate(scores):
+        scaled = max_priority * score // highest
+        scores[i] = max_priority - scaled if reverse else scaled
+
+
+def go_round(number: float) -> int:
+    """math.Round: halves away from zero (Python's round() goes to even)."""
+    return int(math.floor(number + 0.5)) if number >= 0 else -int(math.floor(-number + 0.5))
+
+
+def go_div(a: int, b: int) -> int:
+    """Go integer division truncates toward zero."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b >= 0) else -quotient

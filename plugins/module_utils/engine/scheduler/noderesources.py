@@ -1,0 +1,193 @@
+"""NodeResourcesFit: the resources filter and its scoring strategies (LeastAllocated, MostAllocated — binpack —
+and RequestedToCapacityRatio), with the integer arithmetic of upstream's noderesources package."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
+    MAX_NODE_SCORE,
+    go_round,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
+
+NAME = "NodeResourcesFit"
+STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+DEFAULT_RESOURCES = (("cpu", 1), ("memory", 1))
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0:
+        return 0
+    # requested can exceed capacity because pods without requests count the defaults
+    return min(requested, capacity) * MAX_NODE_SCORE // capacity
+
+
+def weighted_scorer(per_resource: Callable[[int, int], int], weights: list[int]
+                    ) -> Callable[[list[int], list[int]], int]:
+    def scorer(requested: list[int], allocatable: list[int]) -> int:
+        total = weight_sum = 0
+        for i, capacity in enumerate(allocatable):
+            if capacity == 0:
+                continue
+            total += per_resource(requested[i], capacity) * weights[i]
+            weight_sum += weights[i]
+        return total // weight_sum if weight_sum else 0
+    return scorer
+
+
+def broken_linear(shape: list[tuple[int, int]]) -> Callable[[int], int]:
+    def function(utilization: int) -> int:
+        for i, (point, score) in enumerate(shape):
+            if utilization <= point:
+                if i == 0:
+                    return shape[0][1]
+                previous_point, previous_score = shape[i - 1]
+                step = (score - previous_score) * (utilization - previous_point)
+                return previous_score + int(step / (point - previous_point))  # Go division truncates
+        return shape[-1][1]
+    return function
+
+
+def ratio_scorer(shape: list[tuple[int, int]], weights: list[int]) -> Callable[[list[int], list[int]], int]:
+    raw = broken_linear([(u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in shape])
+
+    def resource_score(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return raw(MAX_UTILIZATION)
+        return raw(requested * MAX_UTILIZATION // capacity)
+
+    def scorer(requested: list[int], allocatable: list[int]) -> int:
+        total = weight_sum = 0
+        for i, capacity in enumerate(allocatable):
+            if capacity == 0:
+                continue
+            score = resource_score(requested[i], capacity)
+            if score > 0:
+                total += score * weights[i]
+                weight_sum += weights[i]
+        return go_round(total / weight_sum) if weight_sum else 0
+    return scorer
+
+
+def parse_resources(raw: Any, field: str) -> list[tuple[str, int]]:
+    if raw is None:
+        return list(DEFAULT_RESOURCES)
+    if not isinstance(raw, list) or not raw:
+        raise PolicyError(field, raw, "a non-empty list of {name, weight} (weight 1..100)")
+    result = []
+    for i, item in enumerate(raw):
+        name = item.get("name") if isinstance(item, Mapping) else None
+        weight = item.get("weight", 1) if isinstance(item, Mapping) else None
+        if not name or not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 100:
+            raise PolicyError(f"{field}[{i}]", item, "each resource needs a name and an integer weight 1..100")
+        result.append((str(name), weight))
+    return result
+
+
+def pod_and_node_amounts(pod: SchedPod, node: NodeInfo, resource: str, use_requested: bool) -> tuple[int, int]:
+    """(allocatable, node requested + pod request) for one resource; (0, 0) skips it (calculateResourceAllocatable
+    Request: non-zero requests for cpu/memory unless use_requested; an extended resource the pod asks none of)."""
+    if resource == "cpu":
+        if use_requested:
+            return node.alloc_cpu, node.req_cpu + pod.request_milli_cpu()
+        return node.alloc_cpu, node.nonzero_cpu + pod.nonzero_cpu
+    if resource == "memory":
+        if use_requested:
+            return node.alloc_memory, node.req_memory + pod.request_value("memory")
+        return node.alloc_memory, node.nonzero_memory + pod.nonzero_memory
+    if resource == "ephemeral-storage":
+        return node.alloc_ephemeral, node.req_ephemeral + pod.request_value(resource)
+    request = pod.request_value(resource)
+    if request == 0 or resource not in node.alloc_scalar:
+        return 0, 0
+    return node.alloc_scalar[resource], node.req_scalar.get(resource, 0) + request
+
+
+class NodeResourcesFit:
+    name = NAME
+    static = False
+
+    def __init__(self, args: Optional[Mapping[str, Any]] = None, field: str = "pluginConfig.NodeResourcesFit") -> None:
+        args = args or {}
+        strategy = args.get("scoringStrategy") or {}
+        self.strategy = strategy.get("type") or "LeastAllocated"
+        if self.strategy not in STRATEGIES:
+            raise PolicyError(f"{field}.args.scoringStrategy.type", self.strategy, f"one of {', '.join(STRATEGIES)}")
+        self.resources = parse_resources(strategy.get("resources"), f"{field}.args.scoringStrategy.resources")
+        self.ignored = frozenset(args.get("ignoredResources") or ())
+        self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
+        weights = [w for _, w in self.resources]
+        if self.strategy == "LeastAllocated":
+            self.scorer = weighted_scorer(least_requested_score, weights)
+        elif self.strategy == "MostAllocated":
+            self.scorer = weighted_scorer(most_requested_score, weights)
+        else:
+            self.scorer = ratio_scorer(_shape(strategy, field), weights)
+
+    # ---- filter (fitsRequest) ----
+    def pre_filter(self, pod: SchedPod, cluster: Cluster) -> Any:
+        scalar = {k: v for k, v in pod.scalar_requests().items()
+                  if k not in self.ignored and k.split("/", 1)[0] not in self.ignored_groups}
+        return (pod.request_milli_cpu(), pod.request_value("memory"), pod.request_value("ephemeral-storage"), scalar)
+
+    def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:
+        cpu, memory, ephemeral, scalar = state
+        reasons = []
+        if len(node.pods) + 1 > node.alloc_pods:
+            reasons.append("Too many pods")
+        if cpu == 0 and memory == 0 and ephemeral == 0 and not scalar:
+            return tuple(reasons) or None
+        if cpu > 0 and cpu > node.alloc_cpu - node.req_cpu:
+            reasons.append("Insufficient cpu")
+        if memory > 0 and memory > node.alloc_memory - node.req_memory:
+            reasons.append("Insufficient memory")
+        if ephemeral > 0 and ephemeral > node.alloc_ephemeral - node.req_ephemeral:
+            reasons.append("Insufficient ephemeral-storage")
+        for name, amount in scalar.items():
+            if amount > node.alloc_scalar.get(name, 0) - node.req_scalar.get(name, 0):
+                reasons.append(f"Insufficient {name}")
+        return tuple(reasons) or None
+
+    # ---- score ----
+    def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
+        return None
+
+    def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
+        requested = []
+        allocatable = []
+        for resource, _ in self.resources:
+            alloc, req = pod_and_node_amounts(pod, node, resource, use_requested=False)
+            allocatable.append(alloc)
+            requested.append(req)
+        return self.scorer(requested, allocatable)
+
+    def normalize(self, state: Any, scores: list[int]) -> None:
+        return None
+
+
+def _shape(strategy: Mapping[str, Any], field: str) -> list[tuple[int, int]]:
+    where = f"{field}.args.scoringStrategy.requestedToCapacityRatio.shape"
+    shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape")
+    if not isinstance(shape, list) or not shape:
+        raise PolicyError(where, shape, "a list of {utilization 0..100, score 0..10}, utilization increasing")
+    points = []
+    for i, point in enumerate(shape):
+        try:
+            utilization, score = int(point["utilization"]), int(point["score"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PolicyError(f"{where}[{i}]", point, "needs integer utilization and score") from exc
+        if not 0 <= utilization <= 100 or not 0 <= score <= 10 or (points and utilization <= points[-1][0]):
+            raise PolicyError(f"{where}[{i}]", point, "utilization 0..100 increasing, score 0..10")
+        points.append((utilization, score))
+    return points

@@ -1,0 +1,219 @@
+"""What the kube-scheduler reads of a pod, beyond the descheduler's slim model.
+
+The descheduler's ``Pod`` keeps only what eviction needs; placement also needs host ports, inter-pod (anti-)affinity,
+the scheduler name and the "non-zero" requests the scoring plugins use. ``extract_extras`` reads those from a raw
+pod object (while objects are listed or loaded); ``SchedPod`` joins them with the slim model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import (
+    Selector,
+    compile_label_selector,
+    matches,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Pod, pod_requests
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import (
+    milli_value,
+    parse_quantity,
+    value,
+)
+
+DEFAULT_SCHEDULER = "default-scheduler"
+# pkg/scheduler/util: what a container without a cpu/memory request counts as when nodes are scored
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
+
+
+def _with_default_requests(containers: Any) -> list[dict]:
+    """Containers whose missing cpu/memory requests get the scheduler's defaults (NonMissingContainerRequests)."""
+    result = []
+    for container in containers or []:
+        requests = dict((container.get("resources") or {}).get("requests") or {})
+        requests.setdefault("cpu", f"{DEFAULT_MILLI_CPU_REQUEST}m")
+        requests.setdefault("memory", str(DEFAULT_MEMORY_REQUEST))
+        result.append({"resources": {"requests": requests}, "restartPolicy": container.get("restartPolicy")})
+    return result
+
+
+def nonzero_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
+    """(milli-CPU, memory bytes) the way NodeResourcesFit scoring counts a pod (defaults for missing requests)."""
+    patched = {
+        "containers": _with_default_requests(spec.get("containers")),
+        "initContainers": _with_default_requests(spec.get("initContainers")),
+        "overhead": spec.get("overhead"),
+        "resources": spec.get("resources"),
+    }
+    requests = pod_requests(patched)
+    return milli_value(requests.get("cpu", 0)), value(requests.get("memory", 0))
+
+
+def host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
+    """(hostIP, protocol, hostPort) of every container port that claims a host port."""
+    ports = []
+    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        for port in container.get("ports") or []:
+            number = int(port.get("hostPort") or 0)
+            if number > 0:
+                ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"), number))
+    return tuple(ports)
+
+
+def extract_extras(obj: Mapping[str, Any]) -> Optional[dict]:
+    """The scheduling fields of a raw pod the slim model drops; None when the pod has none of them."""
+    spec = obj.get("spec") or {}
+    affinity = spec.get("affinity") or {}
+    extras: dict[str, Any] = {}
+    name = spec.get("schedulerName")
+    if name and name != DEFAULT_SCHEDULER:
+        extras["schedulerName"] = str(name)
+    ports = host_ports(spec)
+    if ports:
+        extras["hostPorts"] = ports
+    for key in ("podAffinity", "podAntiAffinity"):
+        if affinity.get(key):
+            extras[key] = affinity[key]
+    extras["nonzero"] = nonzero_requests(spec)
+    extras["containerCpu"] = container_cpu(spec)
+    return extras
+
+
+def container_cpu(spec: Mapping[str, Any]) -> tuple:
+    """(request millis or None, limit millis or None) per container, and the cpu overhead: Trimaran predicts a
+    pod's CPU from them."""
+    result = []
+    for container in spec.get("containers") or []:
+        resources = container.get("resources") or {}
+        request = (resources.get("requests") or {}).get("cpu")
+        limit = (resources.get("limits") or {}).get("cpu")
+        result.append((milli_value(parse_quantity(request)) if request is not None else None,
+                       milli_value(parse_quantity(limit)) if limit is not None else None))
+    overhead = (spec.get("overhead") or {}).get("cpu")
+    return tuple(result), milli_value(parse_quantity(overhead)) if overhead is not None else 0
+
+
+class ExtrasIndex:
+    """Scheduling extras per pod key (namespace/name), collected from raw objects."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, dict] = {}
+
+    def record(self, obj: Mapping[str, Any]) -> None:
+        if obj.get("kind") != "Pod":
+            return
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+        extras = extract_extras(obj)
+        if extras:
+            self.by_key[key] = extras
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[Mapping[str, Any]]) -> ExtrasIndex:
+        index = cls()
+        for obj in objects:
+            if isinstance(obj, Mapping):
+                index.record(obj)
+        return index
+
+
+class AffinityTerm:
+    """A PodAffinityTerm compiled for the pod that declares it (upstream framework.AffinityTerm)."""
+
+    __slots__ = ("selector", "namespaces", "namespace_selector", "topology_key", "weight")
+
+    def __init__(self, raw: Mapping[str, Any], owner_namespace: str, owner_labels: Mapping[str, str],
+                 weight: int = 0) -> None:
+        selector = compile_label_selector(raw.get("labelSelector"), "labelSelector")
+        if selector is not None:
+            extra = []
+            for key in raw.get("matchLabelKeys") or []:
+                if key in owner_labels:
+                    extra.append((str(key), "In", frozenset([owner_labels[key]])))
+            for key in raw.get("mismatchLabelKeys") or []:
+                if key in owner_labels:
+                    extra.append((str(key), "NotIn", frozenset([owner_labels[key]])))
+            selector = tuple(selector) + tuple(extra)
+        self.selector: Selector = selector
+        names = [str(n) for n in raw.get("namespaces") or []]
+        ns_selector = raw.get("namespaceSelector")
+        # no namespaces and no namespaceSelector: the term's own namespace (upstream GetNamespacesFromPodAffinityTerm)
+        self.namespaces = frozenset(names) if names or ns_selector is not None else frozenset([owner_namespace])
+        self.namespace_selector: Selector = compile_label_selector(ns_selector, "namespaceSelector")
+        self.topology_key: str = str(raw.get("topologyKey") or "")
+        self.weight = weight
+
+    def matches(self, pod: SchedPod, namespace_labels: Mapping[str, Mapping[str, str]]) -> bool:
+        if pod.namespace not in self.namespaces:
+            if self.namespace_selector is None:
+                return False
+            if not matches(self.namespace_selector, namespace_labels.get(pod.namespace) or {}):
+                return False
+        return matches(self.selector, pod.labels)
+
+
+def _terms(block: Any, namespace: str, labels: Mapping[str, str]) -> list[AffinityTerm]:
+    return [AffinityTerm(t, namespace, labels) for t in block or []]
+
+
+def _weighted(block: Any, namespace: str, labels: Mapping[str, str]) -> list[AffinityTerm]:
+    return [AffinityTerm(w.get("podAffinityTerm") or {}, namespace, labels, int(w.get("weight") or 0))
+            for w in block or []]
+
+
+class SchedPod:
+    """One pod as the scheduler sees it: the slim model plus the extras, with compiled affinity terms."""
+
+    __slots__ = (
+        "model", "key", "namespace", "name", "labels", "owner_uid", "owner_kind", "scheduler_name", "requests",
+        "nonzero_cpu", "nonzero_memory", "host_ports", "affinity", "anti_affinity", "preferred_affinity",
+        "preferred_anti_affinity", "terminating", "container_cpu",
+    )
+
+    def __init__(self, model: Pod, extras: Optional[Mapping[str, Any]]) -> None:
+        extras = extras or {}
+        self.model = model
+        self.key = model.key
+        self.namespace = model.namespace
+        self.name = model.name
+        self.labels = model.labels
+        owner = model.owner
+        self.owner_uid = owner.uid if owner and owner.controller else ""
+        self.owner_kind = owner.kind if owner else ""
+        self.scheduler_name: str = extras.get("schedulerName") or DEFAULT_SCHEDULER
+        self.requests = model.requests
+        nonzero = extras.get("nonzero")
+        if nonzero is None:  # no raw object seen: the pod-level totals, defaulted when absent
+            nonzero = (milli_value(model.requests.get("cpu", 0)) or DEFAULT_MILLI_CPU_REQUEST,
+                       value(model.requests.get("memory", 0)) or DEFAULT_MEMORY_REQUEST)
+        self.nonzero_cpu, self.nonzero_memory = nonzero
+        self.host_ports: tuple = tuple(extras.get("hostPorts") or ())
+        affinity = extras.get("podAffinity") or {}
+        anti = extras.get("podAntiAffinity") or {}
+        required_anti = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if required_anti is None and model.anti_affinity_terms:
+            required_anti = model.anti_affinity_terms
+        self.affinity = _terms(affinity.get("requiredDuringSchedulingIgnoredDuringExecution"), self.namespace,
+                               self.labels)
+        self.anti_affinity = _terms(required_anti, self.namespace, self.labels)
+        self.preferred_affinity = _weighted(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"),
+                                            self.namespace, self.labels)
+        self.preferred_anti_affinity = _weighted(anti.get("preferredDuringSchedulingIgnoredDuringExecution"),
+                                                 self.namespace, self.labels)
+        self.terminating = model.terminating
+        self.container_cpu = extras.get("containerCpu")
+
+    @property
+    def has_affinity(self) -> bool:
+        return bool(self.affinity or self.anti_affinity or self.preferred_affinity or self.preferred_anti_affinity)
+
+    def request_milli_cpu(self) -> int:
+        return milli_value(self.requests.get("cpu", 0))
+
+    def request_value(self, resource: str) -> int:
+        return value(self.requests.get(resource, 0))
+
+    def scalar_requests(self) -> dict[str, int]:
+        return {k: value(v) for k, v in self.requests.items() if k not in BASIC_RESOURCES and v > 0}

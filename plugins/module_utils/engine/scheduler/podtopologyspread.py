@@ -1,0 +1,240 @@
+"""PodTopologySpread: DoNotSchedule constraints filter, ScheduleAnyway (or the cluster defaults) score.
+
+Default constraints (``defaultingType: System``): hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway, for pods a
+Service/ReplicaSet/StatefulSet/ReplicationController selects. A snapshot has no such objects, so the default
+selector is approximated by "pods of the same controller" — exact for ReplicaSet/StatefulSet-owned pods whose
+workload has no Service selecting other pods too.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import compile_label_selector, matches
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import matches_node_selector
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
+    MAX_NODE_SCORE,
+    SKIP,
+    go_round,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.tainttoleration import (
+    untolerated_taint,
+)
+
+NAME = "PodTopologySpread"
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+REASON_CONSTRAINTS = "node(s) didn't match pod topology spread constraints"
+REASON_LABEL = REASON_CONSTRAINTS + " (missing required label)"
+SYSTEM_DEFAULTS = ((HOSTNAME, 3), (ZONE, 5))
+
+
+class Constraint:
+    __slots__ = ("max_skew", "topology_key", "when", "matches", "min_domains", "honor_affinity", "honor_taints")
+
+    def __init__(self, max_skew: int, topology_key: str, when: str, matcher: Callable[[SchedPod], bool],
+                 min_domains: int = 1, honor_affinity: bool = True, honor_taints: bool = False) -> None:
+        self.max_skew = max_skew
+        self.topology_key = topology_key
+        self.when = when
+        self.matches = matcher
+        self.min_domains = min_domains
+        self.honor_affinity = honor_affinity
+        self.honor_taints = honor_taints
+
+    def includes(self, pod: SchedPod, node: NodeInfo) -> bool:
+        """matchNodeInclusionPolicies: nodeAffinityPolicy (Honor by default), nodeTaintsPolicy (Ignore)."""
+        if self.honor_affinity and not matches_node_selector(pod.model, node):  # type: ignore[arg-type]
+            return False
+        return not (self.honor_taints and untolerated_taint(pod.model.tolerations, node.taints) is not None)
+
+
+def _label_matcher(raw: Mapping[str, Any], pod: SchedPod) -> Callable[[SchedPod], bool]:
+    selector = compile_label_selector(raw.get("labelSelector"))
+    if selector is not None:
+        extra = tuple((str(k), "In", frozenset([pod.labels[k]])) for k in raw.get("matchLabelKeys") or []
+                      if k in pod.labels)
+        selector = tuple(selector) + extra
+    namespace = pod.namespace
+    return lambda other: other.namespace == namespace and not other.terminating and matches(selector, other.labels)
+
+
+def _owner_matcher(pod: SchedPod) -> Callable[[SchedPod], bool]:
+    owner, namespace = pod.owner_uid, pod.namespace
+    return lambda other: other.owner_uid == owner and other.namespace == namespace and not other.terminating
+
+
+def pod_constraints(pod: SchedPod, when: str) -> list[Constraint]:
+    result = []
+    for raw in pod.model.spread_constraints:
+        if raw.get("whenUnsatisfiable", "DoNotSchedule") != when:
+            continue
+        result.append(Constraint(
+            int(raw.get("maxSkew") or 1), str(raw.get("topologyKey") or ""), when, _label_matcher(raw, pod),
+            int(raw.get("minDomains") or 1), raw.get("nodeAffinityPolicy", "Honor") != "Ignore",
+            raw.get("nodeTaintsPolicy", "Ignore") == "Honor"))
+    return result
+
+
+def _go_round_half(number: float) -> int:
+    return go_round(number)
+
+
+class PodTopologySpread:
+    name = NAME
+    static = False
+
+    def __init__(self, args: Optional[Mapping[str, Any]] = None, field: str = "pluginConfig.PodTopologySpread"
+                 ) -> None:
+        args = args or {}
+        self.defaulting = args.get("defaultingType") or "System"
+        if self.defaulting not in ("System", "List"):
+            raise PolicyError(f"{field}.args.defaultingType", self.defaulting, "System or List")
+        listed = args.get("defaultConstraints") or []
+        if self.defaulting == "System":
+            self.defaults = [(key, skew, "ScheduleAnyway") for key, skew in SYSTEM_DEFAULTS]
+        else:
+            self.defaults = [(str(c.get("topologyKey")), int(c.get("maxSkew") or 1),
+                              c.get("whenUnsatisfiable", "DoNotSchedule")) for c in listed]
+
+    def _defaults(self, pod: SchedPod, when: str) -> list[Constraint]:
+        if not pod.owner_uid or pod.owner_kind not in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+            return []  # DefaultSelector finds no Service/ReplicaSet/StatefulSet selector: no default spreading
+        return [Constraint(skew, key, w, _owner_matcher(pod)) for key, skew, w in self.defaults if w == when]
+
+    def constraints(self, pod: SchedPod, when: str) -> list[Constraint]:
+        if pod.model.spread_constraints:
+            return pod_constraints(pod, when)
+        return self._defaults(pod, when)
+
+    # ---- filter ----
+    def pre_filter(self, pod: SchedPod, cluster: Cluster) -> Any:
+        constraints = self.constraints(pod, "DoNotSchedule")
+        if not constraints:
+            return SKIP
+        keys = [c.topology_key for c in constraints]
+        pair_counts: dict[tuple[str, str], int] = {}
+        domains: list[dict[str, int]] = [{} for _ in constraints]
+        eligible: dict[int, bool] = {}
+        for node in cluster.nodes:
+            ok = all(k in node.labels for k in keys)
+            eligible[node.index] = ok
+            if not ok:
+                continue
+            for i, c in enumerate(constraints):
+                if c.includes(pod, node):
+                    value = node.labels[c.topology_key]
+                    domains[i].setdefault(value, 0)
+                    pair_counts.setdefault((c.topology_key, value), 0)
+        for other in cluster.pods_by_namespace.get(pod.namespace, {}).values():
+            node = cluster.location[other.key]
+            if not eligible.get(node.index):
+                continue
+            for i, c in enumerate(constraints):
+                value = node.labels[c.topology_key]
+                if value in domains[i] and c.includes(pod, node) and c.matches(other):
+                    domains[i][value] += 1
+                    pair_counts[(c.topology_key, value)] += 1
+        minimum = []
+        for i, c in enumerate(constraints):
+            counts = domains[i]
+            lowest = min(counts.values()) if counts else 0
+            minimum.append(0 if len(counts) < c.min_domains else lowest)
+        return constraints, pair_counts, minimum
+
+    def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:
+        constraints, pair_counts, minimum = state
+        for i, c in enumerate(constraints):
+            value = node.labels.get(c.topology_key)
+            if value is None:
+                return (REASON_LABEL,)
+            self_match = 1 if c.matches(pod) else 0
+            skew = pair_counts.get((c.topology_key, value), 0) + self_match - minimum[i]
+            if skew > c.max_skew:
+                return (REASON_CONSTRAINTS,)
+        return None
+
+    # ---- score ----
+    def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
+        if pod.model.spread_constraints:
+            constraints = pod_constraints(pod, "ScheduleAnyway")
+            require_all = True
+        else:
+            constraints = self._defaults(pod, "ScheduleAnyway")
+            require_all = self.defaulting != "System"
+        if not constraints or not nodes:
+            return SKIP
+        keys = [c.topology_key for c in constraints]
+        ignored = set()
+        pair_counts: dict[tuple[str, str], int] = {}
+        sizes = [0] * len(constraints)
+        for node in nodes:
+            if require_all and not all(k in node.labels for k in keys):
+                ignored.add(node.index)
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key == HOSTNAME or c.topology_key not in node.labels:
+                    continue
+                pair = (c.topology_key, node.labels[c.topology_key])
+                if pair not in pair_counts:
+                    pair_counts[pair] = 0
+                    sizes[i] += 1
+        weights = []
+        for i, c in enumerate(constraints):
+            size = len(nodes) - len(ignored) if c.topology_key == HOSTNAME else sizes[i]
+            weights.append(math.log(size + 2))
+        host_counts: dict[int, list[int]] = {}
+        self._count(pod, cluster, constraints, require_all, pair_counts, host_counts)
+        return constraints, ignored, pair_counts, host_counts, weights
+
+    @staticmethod
+    def _count(pod: SchedPod, cluster: Cluster, constraints: list[Constraint], require_all: bool,
+               pair_counts: dict, host_counts: dict) -> None:
+        """Matching pods per topology pair (nodes passing the inclusion policies) and per node (hostname)."""
+        keys = [c.topology_key for c in constraints]
+        for other in cluster.pods_by_namespace.get(pod.namespace, {}).values():
+            node = cluster.location[other.key]
+            for i, c in enumerate(constraints):
+                if not c.matches(other):
+                    continue
+                if c.topology_key == HOSTNAME:
+                    host_counts.setdefault(node.index, [0] * len(constraints))[i] += 1
+                    continue
+                if require_all and not all(k in node.labels for k in keys):
+                    continue
+                pair = (c.topology_key, node.labels.get(c.topology_key))
+                if pair in pair_counts and c.includes(pod, node):
+                    pair_counts[pair] += 1
+
+    def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
+        constraints, ignored, pair_counts, host_counts, weights = state
+        if node.index in ignored:
+            return 0
+        total = 0.0
+        for i, c in enumerate(constraints):
+            value = node.labels.get(c.topology_key)
+            if value is None:
+                continue
+            if c.topology_key == HOSTNAME:
+                count = (host_counts.get(node.index) or [0] * len(constraints))[i]
+            else:
+                count = pair_counts.get((c.topology_key, value), 0)
+            total += count * weights[i] + (c.max_skew - 1)
+        return _go_round_half(total)
+
+    def normalize_nodes(self, state: Any, nodes: list[NodeInfo], scores: list[int]) -> None:
+        ignored = state[1]
+        considered = [s for n, s in zip(nodes, scores, strict=True) if n.index not in ignored]
+        lowest = min(considered, default=0)
+        highest = max(considered, default=0)
+        for i, node in enumerate(nodes):
+            if node.index in ignored:
+                scores[i] = 0
+            elif highest == 0:
+                scores[i] = MAX_NODE_SCORE
+            else:
+                scores[i] = MAX_NODE_SCORE * (highest + lowest - scores[i]) // highest

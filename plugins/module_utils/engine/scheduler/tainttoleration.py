@@ -1,0 +1,59 @@
+"""TaintToleration: filter NoSchedule/NoExecute taints; score untolerated PreferNoSchedule taints (fewer wins)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import tolerates_taint
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
+    default_normalize_score,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
+
+NAME = "TaintToleration"
+_FILTER_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def untolerated_taint(tolerations: list, taints: list) -> Optional[dict]:
+    """v1helper.FindMatchingUntoleratedTaint for the NoSchedule/NoExecute effects."""
+    for taint in taints:
+        if taint.get("effect") not in _FILTER_EFFECTS:
+            continue
+        if not any(tolerates_taint(t, taint) for t in tolerations):
+            return taint
+    return None
+
+
+def count_intolerable_prefer_no_schedule(tolerations: list, taints: list) -> int:
+    prefer = [t for t in tolerations if (t.get("effect") or "") in ("", "PreferNoSchedule")]
+    count = 0
+    for taint in taints:
+        if taint.get("effect") != "PreferNoSchedule":
+            continue
+        if not any(tolerates_taint(t, taint) for t in prefer):
+            count += 1
+    return count
+
+
+class TaintToleration:
+    name = NAME
+    static = True
+
+    def pre_filter(self, pod: SchedPod, cluster: Cluster) -> Any:
+        return None
+
+    def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:
+        taint = untolerated_taint(pod.model.tolerations, node.taints)
+        if taint is None:
+            return None
+        return (f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value') or ''}}}",)
+
+    def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
+        return None
+
+    def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
+        return count_intolerable_prefer_no_schedule(pod.model.tolerations, node.taints)
+
+    def normalize(self, state: Any, scores: list[int]) -> None:
+        default_normalize_score(scores, reverse=True)
