@@ -85,8 +85,53 @@ options:
   prometheus_url:
     description:
       - Prometheus URL written into a translated KubeDescheduler policy that needs one (the operator uses the
-        C(prometheus-k8s) route). Only used with O(kubedescheduler).
+        C(prometheus-k8s) route).
+      - Also where a C(LowNodeUtilization) with C(metricsUtilization.source=Prometheus) is queried live (an instant
+        query at O(now), as upstream sends it) when O(prometheus_result) does not answer its query. Reading a live
+        cluster without it, the C(openshift-monitoring/prometheus-k8s) route, else the policy's
+        C(metricsProviders) URL, is used. An offline plan (O(snapshot)) never queries Prometheus unless this is set.
     type: str
+  prometheus_result:
+    description:
+      - Recorded Prometheus answers, so a plan with Prometheus utilization can be reproduced offline.
+      - "The JSON body C(/api/v1/query) returned (C({status, data: {resultType: vector, result: [...]}}), it then
+        answers every query), a mapping of query to such a body, or the path of a JSON file holding either."
+      - Each sample's C(instance) label must be a node name and its value a fraction in [0, 1], as upstream reads it.
+    type: raw
+  prometheus_token:
+    description:
+      - Bearer token for O(prometheus_url). Without it, the Secret in O(prometheus_token_secret) (or the policy's
+        C(authToken.secretReference)), else the cluster connection's own token, is used.
+    type: str
+  prometheus_token_secret:
+    description:
+      - A Secret holding the Prometheus token under key C(prometheusAuthToken), as upstream's
+        C(authToken.secretReference).
+    type: dict
+    suboptions:
+      namespace:
+        description: Namespace of the Secret.
+        type: str
+        required: true
+      name:
+        description: Name of the Secret.
+        type: str
+        required: true
+  prometheus_ca_cert:
+    description: CA bundle to verify O(prometheus_url) with.
+    type: path
+  prometheus_validate_certs:
+    description: Whether to verify the TLS certificate of O(prometheus_url).
+    type: bool
+    default: true
+  metrics_file:
+    description:
+      - A file of C(NodeMetrics) and C(PodMetrics) objects (C(metrics.k8s.io/v1beta1), as the API returns them and
+        M(descheduler.fleet.metrics_record) writes them) added to the O(snapshot). The snapshot itself may also
+        carry them.
+      - Reading a live cluster, they are listed from the metrics API when a C(LowNodeUtilization) uses
+        C(KubernetesMetrics) (or C(metricsServer)).
+    type: path
   samples:
     description:
       - How many descheduling cycles to simulate. The real descheduler walks nodes, pods and several internal maps
@@ -263,6 +308,17 @@ verification:
   returned: when O(verify=server)
   type: dict
   sample: {allowed: 10, blocked: 2}
+actual_utilization:
+  description:
+    - What each C(LowNodeUtilization) reading actual utilization saw, keyed C(profile/plugin) under C(plugins) -
+      C(mode) (C(KubernetesMetrics) or C(Prometheus)), C(query), C(resources), C(thresholds) (C(low), C(high) and,
+      with deviation thresholds, C(average)) and per node the percentages it classified, on the thresholds' scale.
+    - Null when no plugin read actual utilization.
+  returned: always
+  type: dict
+  sample: {plugins: {"profile-1/LowNodeUtilization": {mode: Prometheus, query: "instance:node_cpu:rate:sum",
+           resources: [MetricResource], thresholds: {low: {MetricResource: 30}, high: {MetricResource: 50}},
+           nodes: {node-1: {MetricResource: 56}}}}}
 report_files:
   description: Paths of the written reports.
   returned: when O(report_dir) is set
@@ -291,6 +347,13 @@ ARGUMENT_SPEC = dict(
     ),
     now=dict(type="str"),
     prometheus_url=dict(type="str"),
+    prometheus_result=dict(type="raw"),
+    prometheus_token=dict(type="str", no_log=True),
+    prometheus_token_secret=dict(type="dict", options=dict(namespace=dict(type="str", required=True),
+                                                           name=dict(type="str", required=True))),
+    prometheus_ca_cert=dict(type="path"),
+    prometheus_validate_certs=dict(type="bool", default=True),
+    metrics_file=dict(type="path"),
     samples=dict(type="int", default=1),
     seed=dict(type="int"),
     page_size=dict(type="int", default=500),

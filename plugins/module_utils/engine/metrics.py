@@ -132,6 +132,7 @@ class ActualUsage:
         self.kubernetes_metrics = kubernetes_metrics
         self.warnings = warnings
         self.prometheus_unavailable: Optional[str] = None  # set by a live source that could not be queried
+        self.metrics_api_problem: Optional[str] = None  # why a live metrics API could not be read
         # which metrics clients upstream would have built from the policy; None = not known, not checked
         self.collector_enabled: Optional[bool] = None
         self.prometheus_configured: Optional[bool] = None
@@ -315,3 +316,36 @@ def describe_actual(snapshot: Any) -> Optional[dict]:
 def actual_warnings(snapshot: Any) -> list[str]:
     actual = snapshot.actual
     return list(actual.warnings) if actual is not None and actual.readings else []
+
+
+def metrics_needs(document: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    """(needs NodeMetrics/PodMetrics, Prometheus queries) of a DeschedulerPolicy's LowNodeUtilization configs."""
+    kubernetes = False
+    queries: list[str] = []
+    for profile in document.get("profiles") or []:
+        for config in (profile or {}).get("pluginConfig") or []:
+            metrics = ((config or {}).get("args") or {}).get("metricsUtilization")
+            if not isinstance(metrics, Mapping):
+                continue
+            if metrics.get("metricsServer") or metrics.get("source") == "KubernetesMetrics":
+                kubernetes = True
+            query = (metrics.get("prometheus") or {}).get("query") if metrics.get("source") == "Prometheus" else None
+            if query and query not in queries:
+                queries.append(str(query))
+    return kubernetes, queries
+
+
+def provider_url(document: Mapping[str, Any]) -> Optional[str]:
+    for provider in document.get("metricsProviders") or []:
+        if isinstance(provider, Mapping) and provider.get("source") == "Prometheus":
+            return (provider.get("prometheus") or {}).get("url") or None
+    return None
+
+
+def provider_secret(document: Mapping[str, Any]) -> Optional[tuple[str, str]]:
+    for provider in document.get("metricsProviders") or []:
+        if isinstance(provider, Mapping) and provider.get("source") == "Prometheus":
+            secret = ((provider.get("prometheus") or {}).get("authToken") or {}).get("secretReference") or {}
+            if secret.get("namespace") and secret.get("name"):
+                return str(secret["namespace"]), str(secret["name"])
+    return None

@@ -24,6 +24,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     POLICY_CONFIGMAP_PATH as RENDERED_POLICY_PATH,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import attach_metrics
 
 DEFAULT_POLICY_CONFIGMAP = {"namespace": "kube-system", "name": "descheduler", "key": "policy.yaml"}
 
@@ -45,6 +46,7 @@ def run_plan(params: Mapping[str, Any]) -> dict:
         api_client = _client(params)
         snapshot, warnings, source = _snapshot_from_cluster(api_client, params)
     policy, kind, policy_origin = _policy(params, api_client)
+    attach_metrics(snapshot, params, policy, kind, api_client, lambda: _client(params))
     plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
                         prometheus_url=params.get("prometheus_url"), samples=_samples(params),
                         seed=params.get("seed"))

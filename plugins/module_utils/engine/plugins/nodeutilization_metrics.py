@@ -121,6 +121,8 @@ def usage_reader(handle: PluginHandle, mode: str, args: Mapping[str, Any], resou
         if actual.collector_enabled is False:
             raise UsageUnavailable("error initializing usage client: metrics client not initialized (add "
                                    "metricsProviders: [{source: KubernetesMetrics}] to the policy)")
+        if actual.metrics_api_problem:
+            raise UsageUnavailable(f"error getting node usage: {actual.metrics_api_problem}")
         if not actual.kubernetes_metrics:
             raise UsageUnavailable("error getting node usage: no NodeMetrics: record the metrics.k8s.io/v1beta1 "
                                    "NodeMetrics and PodMetrics next to the snapshot (metrics_record), or plan a "

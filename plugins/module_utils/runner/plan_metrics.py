@@ -1,0 +1,147 @@
+"""The plan module's metrics inputs: recorded (``prometheus_result``, ``metrics_file``, metrics in the snapshot) or
+live (the metrics.k8s.io API and Prometheus), attached to the snapshot as the engine's ActualUsage.
+
+Only what the policy needs is read live: NodeMetrics/PodMetrics when a LowNodeUtilization uses KubernetesMetrics
+(or metricsServer), and each Prometheus query not already answered by ``prometheus_result``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any, Callable, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import (
+    ANY_QUERY,
+    METRICS_KINDS,
+    ActualUsage,
+    MetricsError,
+    attach,
+    metrics_needs,
+    provider_secret,
+    provider_url,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot, load_snapshot_file
+
+
+def load_prometheus_result(value: Any) -> Optional[dict]:
+    """``prometheus_result``: one /api/v1/query body (answers any query), {query: body}, or a JSON file of either."""
+    if value is None or value == "":
+        return None
+    where = "prometheus_result"
+    if isinstance(value, str):
+        if not os.path.exists(value):
+            raise MetricsError(f"prometheus_result: file {value!r} does not exist; give the JSON body /api/v1/query "
+                               "returned (or {query: body}), or the path of a file holding it")
+        where = f"prometheus_result file {value!r}"
+        try:
+            with open(value, encoding="utf-8") as handle:
+                value = json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise MetricsError(f"{where}: not readable JSON: {exc}") from exc
+    if not isinstance(value, Mapping):
+        raise MetricsError(f"{where}: expected a mapping (a Prometheus answer or {{query: answer}}), got "
+                           f"{type(value).__name__}")
+    if "status" in value:
+        return {ANY_QUERY: value}
+    return {str(query): body for query, body in value.items()}
+
+
+def load_metrics_file(path: Optional[str]) -> list[dict]:
+    if not path:
+        return []
+    if not os.path.exists(path):
+        raise MetricsError(f"metrics_file: file {path!r} does not exist; give a file of NodeMetrics/PodMetrics "
+                           "objects (as metrics_record writes it)")
+    objects = load_snapshot_file(path)
+    other = sorted({str(o.get("kind")) for o in objects if o.get("kind") not in METRICS_KINDS})
+    if other:
+        raise MetricsError(f"metrics_file {path!r}: holds {', '.join(other)}; only NodeMetrics and PodMetrics belong "
+                           "there (put other objects in the snapshot)")
+    return objects
+
+
+def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], policy: Mapping[str, Any], policy_kind: str,
+                   api_client: Any, client_factory: Callable[[], Any]) -> ActualUsage:
+    """Build the snapshot's ActualUsage from recorded inputs, then read live whatever the policy still needs."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import policy_document
+
+    document = policy_document(policy, policy_kind, snapshot, params.get("prometheus_url"))
+    now = _moment(params.get("now"))
+    results = load_prometheus_result(params.get("prometheus_result")) or {}
+    extra = load_metrics_file(params.get("metrics_file"))
+    kubernetes, queries = metrics_needs(document)
+    live_objects: list[dict] = []
+    problem = None
+    if kubernetes and api_client is not None and not snapshot.metrics_objects and not extra:
+        live_objects, problem = _read_metrics_api(api_client, params.get("page_size") or 500)
+    missing = [q for q in queries if q not in results and ANY_QUERY not in results]
+    unavailable = None
+    if missing:
+        fetched, unavailable = _query_prometheus(missing, params, document, api_client, client_factory, now)
+        results.update(fetched)
+    actual = attach(snapshot, results, now, extra_objects=extra + live_objects)
+    actual.metrics_api_problem = problem
+    actual.prometheus_unavailable = unavailable
+    return actual
+
+
+def _moment(now: Any) -> float:
+    if not now:
+        return datetime.now(UTC).timestamp()
+    try:
+        moment = parse_time(now)
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise EngineError(f"now: invalid value {now!r}: an RFC3339 time such as 2026-11-22T12:00:00Z")
+    return moment
+
+
+def _read_metrics_api(api_client: Any, page_size: int) -> tuple[list[dict], Optional[str]]:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.metrics_api import (
+        MetricsApiUnavailable,
+        read_metrics,
+    )
+
+    try:
+        return read_metrics(api_client, page_size), None
+    except MetricsApiUnavailable as exc:
+        return [], str(exc)
+
+
+def _query_prometheus(queries: list[str], params: Mapping[str, Any], document: Mapping[str, Any], api_client: Any,
+                      client_factory: Callable[[], Any], now: float) -> tuple[dict, Optional[str]]:
+    """Each query at ``now``; a connection problem is returned as the message the plugins will report."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
+
+    url = params.get("prometheus_url") or None
+    if url is None and api_client is None:
+        return {}, None  # an offline plan never asks a live Prometheus unless told where: the plugin says what to give
+    if url is None:
+        url = prom.monitoring_route_url(api_client)
+    url = url or provider_url(document)
+    if not url or url.endswith(".invalid"):
+        return {}, ("no Prometheus to query: give prometheus_result (a recorded /api/v1/query answer) or "
+                    "prometheus_url")
+    try:
+        token = _token(params, document, api_client, client_factory, prom)
+        connection = prom.PrometheusConnection(url, token, params.get("prometheus_ca_cert"),
+                                               params.get("prometheus_validate_certs", True) is not False)
+        return {q: prom.query_instant(connection, q, now) for q in queries}, None
+    except prom.PrometheusError as exc:
+        return {}, str(exc)
+
+
+def _token(params: Mapping[str, Any], document: Mapping[str, Any], api_client: Any,
+           client_factory: Callable[[], Any], prom: Any) -> Optional[str]:
+    if params.get("prometheus_token"):
+        return str(params["prometheus_token"])
+    secret = params.get("prometheus_token_secret") or {}
+    reference = (secret.get("namespace"), secret.get("name")) if secret.get("name") else provider_secret(document)
+    if reference and reference[0] and reference[1]:
+        return prom.token_from_secret(api_client or client_factory(), reference[0], reference[1])
+    return prom.connection_token(api_client) if api_client is not None else None

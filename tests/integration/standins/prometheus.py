@@ -1,0 +1,75 @@
+"""A stand-in Prometheus HTTP API: ``GET /api/v1/query`` answers instant queries from a table, like Prometheus.
+
+Answers are ``{status: success, data: {resultType: vector, result: [...]}}`` with one sample per node (label
+``instance``) evaluated at the request's ``time``; an unknown query gets an empty vector, a request without the
+expected bearer token a 401 as the OpenShift monitoring route's oauth proxy gives. Requests are recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+class PrometheusStandIn:
+    def __init__(self, answers: dict[str, dict[str, Any]], token: str | None = None) -> None:
+        self.answers = answers  # query → {instance: value (float or raw string)}
+        self.token = token
+        self.requests: list[dict[str, Any]] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> PrometheusStandIn:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> PrometheusStandIn:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                parts = urlsplit(self.path)
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                standin.requests.append({"path": parts.path, "query": query,
+                                         "authorization": self.headers.get("Authorization")})
+                if standin.token and self.headers.get("Authorization") != f"Bearer {standin.token}":
+                    self._send(401, {"error": "Unauthorized"})
+                    return
+                if parts.path != "/api/v1/query" or "query" not in query:
+                    self._send(400, {"status": "error", "errorType": "bad_data", "error": "missing query"})
+                    return
+                at = float(query.get("time") or 0)
+                samples = standin.answers.get(query["query"], {})
+                result = [{"metric": {"instance": node}, "value": [at, str(value)]}
+                          for node, value in samples.items()]
+                self._send(200, {"status": "success", "data": {"resultType": "vector", "result": result}})
+
+            def _send(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler

@@ -1,0 +1,202 @@
+"""The plan module with actual utilization: recorded Prometheus answers (prometheus_result), a live stand-in
+Prometheus (/api/v1/query with a bearer token), and NodeMetrics/PodMetrics from the metrics API.
+
+The metrics API tests need the emulator: a real kube-apiserver serves metrics.k8s.io only through metrics-server's
+aggregated APIService, which the suite's control plane does not run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playbook import REPO, run_tasks
+
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+from emulator.metrics_api import serve_metrics_api  # noqa: E402
+from standins.prometheus import PrometheusStandIn  # noqa: E402
+
+NOW = "2026-11-22T12:00:00Z"
+NOW_TS = 1795348800.0
+QUERY = "instance:node_cpu:rate:sum"
+SAMPLES = {"n1": 0.5695757575757561, "n2": 0.4245454545454522, "n3": 0.20381818181818104}
+
+
+def node(name: str, pods: int = 10) -> dict:
+    resources = {"cpu": "4", "memory": "3000", "pods": str(pods)}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "spec": {}, "status": {"capacity": resources, "allocatable": resources,
+                                   "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def pod(name: str, node_name: str, cpu: str = "400m") -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}",
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
+                                              "uid": "rs-uid", "controller": True}]},
+            "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                                                            "resources": {"requests": {"cpu": cpu}}}]},
+            "status": {"phase": "Running"}}
+
+
+def cluster_objects() -> list[dict]:
+    return [node("n1", 9), node("n2"), node("n3")] + [pod(f"p{i}", "n1") for i in range(1, 6)] + [pod("p9", "n2")]
+
+
+def prometheus_policy(url: str = "https://prometheus.example:9091", **lnu: Any) -> dict:
+    args = {"thresholds": {"MetricResource": 30}, "targetThresholds": {"MetricResource": 50},
+            "metricsUtilization": {"source": "Prometheus", "prometheus": {"query": QUERY}}, **lnu}
+    return {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy",
+            "metricsProviders": [{"source": "Prometheus", "prometheus": {"url": url}}],
+            "profiles": [{"name": "load", "pluginConfig": [{"name": "LowNodeUtilization", "args": args}],
+                          "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}}}]}
+
+
+def metrics_policy() -> dict:
+    args = {"thresholds": {"cpu": 30, "pods": 30}, "targetThresholds": {"cpu": 50, "pods": 50},
+            "metricsUtilization": {"source": "KubernetesMetrics"}}
+    return {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy",
+            "metricsProviders": [{"source": "KubernetesMetrics"}],
+            "profiles": [{"name": "load", "pluginConfig": [{"name": "LowNodeUtilization", "args": args}],
+                          "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}}}]}
+
+
+def answer(samples: dict[str, Any]) -> dict:
+    return {"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"instance": name, "job": "node-exporter"}, "value": [NOW_TS, str(value)]}
+        for name, value in samples.items()]}}
+
+
+def plan_task(**options: Any) -> dict:
+    return {"name": "Plan", "descheduler.fleet.plan": {"now": NOW, **options}, "register": "plan",
+            "ignore_errors": True}
+
+
+def write_snapshot(tmp_path: Path, objects: list[dict]) -> str:
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    return str(path)
+
+
+def connection(kube: Any) -> dict[str, str]:
+    return {"kubeconfig": str(kube.kubeconfig), "context": kube.context}
+
+
+# --- recorded answers (no cluster needed) ------------------------------------------------------------------------
+
+def test_recorded_prometheus_result_plans_offline(tmp_path: Path) -> None:
+    answer_file = tmp_path / "answer.json"
+    answer_file.write_text(json.dumps({QUERY: answer(SAMPLES)}))
+    snapshot = write_snapshot(tmp_path, cluster_objects())
+    by_body = plan_task(snapshot=snapshot, policy=prometheus_policy(evictionLimits={"node": 3}),
+                        prometheus_result=answer(SAMPLES))
+    by_file = {**plan_task(snapshot=snapshot, policy=prometheus_policy(evictionLimits={"node": 3}),
+                           prometheus_result=str(answer_file)), "register": "from_file"}
+    process, results = run_tasks(tmp_path, [by_body, by_file])
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert plan["errors"] == []
+    # upstream's "with more evictions" case: node limit 3 on the only overutilized node
+    assert [e["name"] for e in plan["evictions"]] == ["p1", "p2", "p3"]
+    reading = plan["actual_utilization"]["plugins"]["load/LowNodeUtilization"]
+    assert reading["nodes"]["n1"] == {"MetricResource": 56.0}
+    assert results["from_file"]["evictions"] == plan["evictions"]
+
+
+def test_prometheus_result_missing_a_node_is_a_plugin_error_naming_it(tmp_path: Path) -> None:
+    partial = {k: v for k, v in SAMPLES.items() if k != "n3"}
+    process, results = run_tasks(tmp_path, [plan_task(snapshot=write_snapshot(tmp_path, cluster_objects()),
+                                                      policy=prometheus_policy(), prometheus_result=answer(partial))])
+    plan = results["plan"]
+    assert plan["evictions"] == []
+    assert "unable to find metric entry for n3" in plan["errors"][0]["message"]
+    assert QUERY in plan["errors"][0]["message"]
+
+
+@pytest.mark.parametrize(("result", "message"), [
+    ("/nonexistent/answer.json", "does not exist"),
+    ({"data": []}, "JSON body of a Prometheus /api/v1/query answer"),
+])
+def test_bad_prometheus_result_fails_before_planning(tmp_path: Path, result: Any, message: str) -> None:
+    process, results = run_tasks(tmp_path, [plan_task(snapshot=write_snapshot(tmp_path, cluster_objects()),
+                                                      policy=prometheus_policy(), prometheus_result=result)])
+    assert results["plan"]["failed"]
+    assert "prometheus_result" in results["plan"]["msg"] and message in results["plan"]["msg"]
+    assert "Traceback" not in results["plan"]["msg"]
+
+
+# --- live: a stand-in Prometheus next to the `kube` cluster ------------------------------------------------------
+
+@pytest.fixture
+def loaded(kube: Any) -> Any:
+    kube.load(cluster_objects())
+    return kube
+
+
+def test_live_prometheus_query_with_token(loaded: Any, tmp_path: Path) -> None:
+    with PrometheusStandIn({QUERY: SAMPLES}, token="s3cret") as prometheus:
+        process, results = run_tasks(tmp_path, [plan_task(
+            **connection(loaded), policy=prometheus_policy(prometheus.url), prometheus_url=prometheus.url,
+            prometheus_token="s3cret")])
+        sent = prometheus.requests
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert [e["node"] for e in plan["evictions"]] == ["n1"]  # Prometheus mode: one eviction per node, no limit
+    assert sent[0]["query"] == {"query": QUERY, "time": f"{NOW_TS:.3f}"}
+    assert sent[0]["authorization"] == "Bearer s3cret"
+
+
+def test_live_prometheus_unauthorised_is_reported_with_the_fix(loaded: Any, tmp_path: Path) -> None:
+    with PrometheusStandIn({QUERY: SAMPLES}, token="s3cret") as prometheus:
+        process, results = run_tasks(tmp_path, [plan_task(
+            **connection(loaded), policy=prometheus_policy(prometheus.url), prometheus_url=prometheus.url,
+            prometheus_token="wrong")])
+    plan = results["plan"]
+    assert plan["evictions"] == []
+    message = plan["errors"][0]["message"]
+    assert "401 Unauthorized" in message and "prometheus_token" in message and QUERY in message
+
+
+def test_live_prometheus_unreachable_is_reported(loaded: Any, tmp_path: Path) -> None:
+    process, results = run_tasks(tmp_path, [plan_task(
+        **connection(loaded), policy=prometheus_policy(), prometheus_url="http://127.0.0.1:9")])
+    message = results["plan"]["errors"][0]["message"]
+    assert "cannot reach Prometheus at http://127.0.0.1:9" in message
+
+
+# --- live: the metrics API --------------------------------------------------------------------------------------
+
+def metrics_objects() -> list[dict]:
+    nodes = [{"apiVersion": "metrics.k8s.io/v1beta1", "kind": "NodeMetrics", "metadata": {"name": name},
+              "timestamp": NOW, "window": "20s", "usage": {"cpu": cpu, "memory": "0"}}
+             for name, cpu in (("n1", "3201m"), ("n2", "401m"), ("n3", "11m"))]
+    pods = [{"apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics",
+             "metadata": {"name": f"p{i}", "namespace": "default"}, "timestamp": NOW, "window": "20s",
+             "containers": [{"name": "c", "usage": {"cpu": "801m", "memory": "0"}}]} for i in range(1, 6)]
+    return nodes + pods
+
+
+@pytest.mark.needs_emulator
+def test_live_metrics_api_plans_from_node_and_pod_metrics(emulator: Any, tmp_path: Path) -> None:
+    serve_metrics_api(emulator)
+    emulator.load(cluster_objects() + metrics_objects())
+    kubeconfig = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
+    process, results = run_tasks(tmp_path, [plan_task(**kubeconfig, policy=metrics_policy())])
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    # n2 uses 401m of 4 cores by metrics: room for two pods of 801m (by requests it would take four)
+    assert [e["name"] for e in plan["evictions"]] == ["p1", "p2"]
+    assert plan["actual_utilization"]["plugins"]["load/LowNodeUtilization"]["nodes"]["n1"]["cpu"] == 80.03
+
+
+@pytest.mark.needs_emulator
+def test_metrics_api_not_served_is_reported(emulator: Any, tmp_path: Path) -> None:
+    emulator.load(cluster_objects())
+    kubeconfig = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
+    process, results = run_tasks(tmp_path, [plan_task(**kubeconfig, policy=metrics_policy())])
+    plan = results["plan"]
+    assert plan["evictions"] == []
+    assert "metrics.k8s.io/v1beta1 API is not served" in plan["errors"][0]["message"]
