@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
@@ -17,7 +18,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches, parse_selector_string
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import REGISTRY
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import FORK_FILTER_PLUGINS, Policy
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import (
+    FORK_FILTER_PLUGINS,
+    Policy,
+    Profile,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.sampling import (
     DETERMINISTIC,
     Order,
@@ -59,10 +64,21 @@ def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DET
                                       "the plan treats every pod as allowed by it")
     for attribute, point in EXTENSION_POINTS:
         for profile in policy.profiles:
+            extra_filters = _pre_eviction_filters(profile)
             for name in getattr(profile, attribute):
-                handle = PluginHandle(state, profile.name, name, point, evictors[profile.name])
+                handle = PluginHandle(state, profile.name, name, point, evictors[profile.name], extra_filters)
                 _run_plugin(handle, profile.args[name])
     return state, None
+
+
+def _pre_eviction_filters(profile: Profile) -> list:
+    """The profile's PreEvictionFilter plugins besides DefaultEvictor, each bound to its args."""
+    filters = []
+    for name in profile.pre_eviction_filters:
+        check = getattr(REGISTRY.get(name), "pre_eviction_filter", None)
+        if check is not None:
+            filters.append(functools.partial(check, args=profile.args[name]))
+    return filters
 
 
 def _run_plugin(handle: PluginHandle, args: dict) -> None:

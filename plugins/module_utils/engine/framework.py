@@ -5,7 +5,7 @@ Dry-run semantics: an evicted pod disappears from every later view in the same c
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
     R_NODE_FIT,
@@ -51,6 +51,8 @@ class CycleState:
         self.owner_counts = dict(snapshot.owner_uid_counts)
         self.ready_nodes = [n for n in snapshot.sorted_nodes() if n.ready]
         self.plugin_notes: dict[str, dict] = {}
+        # what a plugin keeps for the rest of the cycle (e.g. LoadAware's over-target nodes, read by its filter)
+        self.plugin_state: dict[str, Any] = {}
 
     def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
         """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle, in indexer order."""
@@ -65,7 +67,8 @@ class PluginHandle:
     """What one plugin of one profile sees: the node list, the evictor filters and the eviction call."""
 
     def __init__(self, state: CycleState, profile: str, plugin: str, extension_point: str,
-                 evictor: DefaultEvictor, extra_filters: Iterable = ()) -> None:
+                 evictor: DefaultEvictor,
+                 extra_filters: Iterable[Callable[[PluginHandle, Pod], Optional[str]]] = ()) -> None:
         self.state = state
         self.profile = profile
         self.plugin = plugin
@@ -114,6 +117,10 @@ class PluginHandle:
                     self.spare(pod, R_NODE_FIT)
                 return False
         reason = evictor.namespace_reason(pod)
+        for extra in self.extra_filters:  # the profile's other PreEvictionFilter plugins
+            if reason is not None:
+                break
+            reason = extra(self, pod)
         if reason is not None:
             if record:
                 self.spare(pod, reason)

@@ -103,7 +103,7 @@ def compute_qos(pod: Mapping[str, Any]) -> str:
 class Node:
     __slots__ = (
         "name", "labels", "taints", "unschedulable", "ready", "allocatable",
-        "annotations", "status_allocatable",
+        "annotations", "status_allocatable", "capacity",
     )
 
     def __init__(self, obj: Mapping[str, Any]) -> None:
@@ -121,6 +121,8 @@ class Node:
         self.allocatable: dict[str, int] = _quantities(capacity)
         # NodeFit (pkg/descheduler/node) reads status.allocatable alone: a node without it offers nothing
         self.status_allocatable: dict[str, int] = _quantities(status.get("allocatable"))
+        # status.capacity alone: Volcano's LoadAware turns a measured fraction into usage against it
+        self.capacity: dict[str, int] = _quantities(status.get("capacity"))
 
 
 def _node_is_ready(status: Mapping[str, Any]) -> bool:

@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
+import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine import evictor as default_evictor
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import parse_selector_string
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import REGISTRY
 
 API_VERSION = "descheduler/v1alpha2"
+ADDON_POLICY_KEY = "deschedulerPolicy"  # where the Huawei CCE Volcano add-on configuration holds the policy
 TOP_LEVEL_FIELDS = (
     "apiVersion", "kind", "profiles", "nodeSelector", "maxNoOfPodsToEvictPerNode", "maxNoOfPodsToEvictPerNamespace",
     "maxNoOfPodsToEvictTotal", "evictionFailureEventNotification", "gracePeriodSeconds", "metricsCollector",
@@ -57,9 +59,10 @@ class Policy:
 def load_policy(document: Any, priority_classes: Mapping[str, int]) -> Policy:
     if not isinstance(document, Mapping):
         raise PolicyError("policy", document, "expected a DeschedulerPolicy mapping")
+    document, warnings = unwrap_addon_policy(document)
     _check_header(document)
-    warnings = [f"policy.{key}: unknown field ignored (upstream decodes the top level non-strictly)"
-                for key in document if key not in TOP_LEVEL_FIELDS and key != "strategies"]
+    warnings += [f"policy.{key}: unknown field ignored (upstream decodes the top level non-strictly)"
+                 for key in document if key not in TOP_LEVEL_FIELDS and key != "strategies"]
     limits = {key: _limit(document, key) for key in
               ("maxNoOfPodsToEvictTotal", "maxNoOfPodsToEvictPerNode", "maxNoOfPodsToEvictPerNamespace")}
     node_selector = document.get("nodeSelector") or ""
@@ -90,6 +93,28 @@ def load_policy(document: Any, priority_classes: Mapping[str, int]) -> Policy:
         warnings=warnings,
         document=_render(document, profiles),
     )
+
+
+def unwrap_addon_policy(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]]:
+    """The DeschedulerPolicy inside a Huawei CCE Volcano add-on configuration (its ``deschedulerPolicy``, a mapping
+    or YAML/JSON text, usually without apiVersion/kind), or the document itself when it is a plain policy."""
+    if ADDON_POLICY_KEY not in document or "profiles" in document:
+        return document, []
+    inner = document[ADDON_POLICY_KEY]
+    if isinstance(inner, str):
+        try:
+            inner = yaml.safe_load(inner)
+        except yaml.YAMLError as exc:
+            raise PolicyError(f"policy.{ADDON_POLICY_KEY}", inner[:80], f"not valid YAML/JSON: {exc}") from exc
+    if not isinstance(inner, Mapping):
+        raise PolicyError(f"policy.{ADDON_POLICY_KEY}", inner, "expected the add-on's DeschedulerPolicy "
+                          "(a mapping with profiles)")
+    warnings = []
+    enabled = document.get("descheduler_enable")
+    if enabled is not None and str(enabled).lower() != "true":
+        warnings.append(f"policy.descheduler_enable is {enabled!r}: the CCE add-on runs no descheduler; the plan "
+                        "shows what it would do once enabled")
+    return {"apiVersion": API_VERSION, "kind": "DeschedulerPolicy", **inner}, warnings
 
 
 def _check_header(document: Mapping[str, Any]) -> None:
@@ -167,6 +192,7 @@ def _load_profile(raw: Any, where: str, priority_classes: Mapping[str, int], war
     profile = Profile(name=name, args=args, deschedule=points["deschedule"], balance=points["balance"],
                       filters=points["filter"], pre_eviction_filters=points["preevictionfilter"])
     _insert_default_evictor(profile, priority_classes, f"{where}")
+    _add_balance_filters(profile)
     _check_enabled(profile, where)
     return profile
 
@@ -253,6 +279,13 @@ def _insert_default_evictor(profile: Profile, priority_classes: Mapping[str, int
     profile.priority_threshold = value
 
 
+def _add_balance_filters(profile: Profile) -> None:
+    """Volcano's descheduler appends LoadAware to preEvictionFilter of each profile enabling it for balance."""
+    for name in profile.balance:
+        if getattr(REGISTRY.get(name), "PRE_EVICTION_FILTER", False) and name not in profile.pre_eviction_filters:
+            profile.pre_eviction_filters.append(name)
+
+
 def _check_enabled(profile: Profile, where: str) -> None:
     points = (("deschedule", profile.deschedule), ("balance", profile.balance), ("filter", profile.filters),
               ("preevictionfilter", profile.pre_eviction_filters))
@@ -261,8 +294,11 @@ def _check_enabled(profile: Profile, where: str) -> None:
             is_filter = name == default_evictor.NAME or name in FORK_FILTER_PLUGINS
             if name not in REGISTRY and not is_filter:
                 raise PolicyError(f"{where}.plugins.{point}.enabled", name, "unknown plugin")
-            implements = is_filter if point in ("filter", "preevictionfilter") else (
-                name in REGISTRY and REGISTRY[name].EXTENSION_POINT == point)
+            if point == "preevictionfilter" and getattr(REGISTRY.get(name), "PRE_EVICTION_FILTER", False):
+                implements = True
+            else:
+                implements = is_filter if point in ("filter", "preevictionfilter") else (
+                    name in REGISTRY and REGISTRY[name].EXTENSION_POINT == point)
             if not implements:
                 raise PolicyError(f"{where}.plugins.{point}.enabled", name,
                                   f"plugin {name} does not implement the {point} extension point")

@@ -6,6 +6,7 @@ from types import ModuleType
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import (
     highnodeutilization,
+    loadaware,
     lownodeutilization,
     nodeaffinity,
     nodetaints,
@@ -30,5 +31,6 @@ REGISTRY: dict[str, ModuleType] = {
         toomanyrestarts,
         podlifetime,
         removefailedpods,
+        loadaware,
     )
 }
