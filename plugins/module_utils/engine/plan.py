@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Iterable, Mapping, Optional, Union
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine import sampling
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubevirt, sampling
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle import run_cycle, sample_cycles
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState
@@ -49,6 +49,7 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
         evictors: dict = {}
         state, skipped = run_cycle(snapshot, loaded, moment, evictors=evictors)
         plan = _describe(snapshot, loaded, policy_kind, moment, state, skipped, before)
+        kubevirt.annotate(plan, snapshot, policy, policy_kind)  # VMs that will live-migrate, soft taints
         if samples > 1:
             tally = sample_cycles(snapshot, loaded, moment, samples, seed, state, evictors)
             sampling.annotate(plan["evictions"], tally)

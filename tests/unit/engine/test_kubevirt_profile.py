@@ -1,0 +1,119 @@
+"""KubeVirtRelieveAndMigrate planned as the operator renders it: Prometheus utilization with deviation thresholds,
+kubevirt.io/schedulable nodes only, 5 evictions in total and 2 per node, VMs marked, soft taints reported."""
+
+from typing import Optional
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubevirt import (
+    APPROPRIATE_TAINT,
+    OVERUTILIZED_TAINT,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import attach
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+
+NOW = "2026-11-22T12:00:00Z"
+DEFAULT_QUERY = "descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m"
+PSI_CPU_QUERY = "rate(node_pressure_cpu_waiting_seconds_total[1m])"
+
+
+def node(name: str, kubevirt: bool = True) -> dict:
+    labels = {"kubevirt.io/schedulable": "true"} if kubevirt else {}
+    return {"kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}}
+
+
+def virt_launcher(vm: str, node_name: str) -> dict:
+    return {"kind": "Pod", "metadata": {
+        "name": f"virt-launcher-{vm}-x1x2x", "namespace": "vms", "uid": f"uid-{vm}",
+        "labels": {"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": vm},
+        "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": vm,
+                             "uid": f"vmi-{vm}", "controller": True}]},
+        "spec": {"nodeName": node_name, "containers": [{"name": "compute", "resources": {
+            "requests": {"cpu": "1", "memory": "2Gi"}}}]}, "status": {"phase": "Running"}}
+
+
+def answer(values: dict[str, float]) -> dict:
+    return {"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"instance": n}, "value": [1795348800, str(v)]} for n, v in values.items()]}}
+
+
+def plan_of(objects: list[dict], values: dict[str, float], mode: str = "Predictive",
+            customizations: Optional[dict] = None, query: Optional[str] = None) -> dict:
+    snapshot = Snapshot(objects + [{"kind": "Namespace", "metadata": {"name": "vms"}}])
+    attach(snapshot, {query: answer(values)} if query else {None: answer(values)})
+    spec = {"mode": mode, "deschedulingIntervalSeconds": 60, "profiles": ["KubeVirtRelieveAndMigrate"]}
+    if customizations:
+        spec["profileCustomizations"] = customizations
+    return compute_plan(snapshot, spec, NOW, policy_kind="KubeDescheduler")
+
+
+def cluster(vms_per_node: dict[str, int]) -> list[dict]:
+    objects = [node(n) for n in vms_per_node]
+    for name, count in vms_per_node.items():
+        objects += [virt_launcher(f"{name}-vm{i}", name) for i in range(count)]
+    return objects
+
+
+def test_two_vms_per_overutilized_node_and_five_in_total():
+    objects = cluster({"w1": 4, "w2": 4, "w3": 4, "w4": 1, "w5": 1, "w6": 1})
+    values = {"w1": 0.9, "w2": 0.85, "w3": 0.8, "w4": 0.1, "w5": 0.1, "w6": 0.05}
+    plan = plan_of(objects, values, query=DEFAULT_QUERY)
+    assert plan["errors"] == []
+    # average 46.7%, AsymmetricLow (0:10): over above 56.7%, under at or below 46.7%
+    assert len(plan["evictions"]) == 5
+    assert plan["summary"]["limits"]["hit"]["total"]
+    per_node = plan["summary"]["by_node"]
+    assert per_node == {"w1": 2, "w2": 2, "w3": 1}
+    assert all(e["vm"]["action"] == "live-migrate" for e in plan["evictions"])
+    assert plan["evictions"][0]["vm"]["name"] == "w1-vm0"
+    assert plan["summary"]["vms_to_migrate"] == 5
+
+
+def test_only_kubevirt_schedulable_nodes_are_in_the_cycle():
+    objects = cluster({"w1": 3, "w2": 1}) + [node("infra", kubevirt=False)]
+    plan = plan_of(objects, {"w1": 0.9, "w2": 0.1})  # no sample for infra: it is not in the cycle
+    assert plan["errors"] == []
+    assert plan["cycle"]["nodes"] == ["w1", "w2"]
+    assert [e["node"] for e in plan["evictions"]] == ["w1", "w1"]
+
+
+def test_soft_taints_follow_the_classification():
+    objects = cluster({"w1": 2, "w2": 1, "w3": 1, "w4": 1})
+    plan = plan_of(objects, {"w1": 0.9, "w2": 0.5, "w3": 0.3, "w4": 0.2}, mode="Automatic")
+    taints = plan["soft_taints"]
+    assert taints["applied_by_operator"] is True
+    keys = {name: [t["key"] for t in wanted] for name, wanted in taints["nodes"].items()}
+    # average 47.5: w1 over (> 57.5), w2 appropriate, w3/w4 under (<= 47.5)
+    assert keys == {"w1": [APPROPRIATE_TAINT, OVERUTILIZED_TAINT], "w2": [APPROPRIATE_TAINT], "w3": [], "w4": []}
+    assert all(t["effect"] == "PreferNoSchedule" for t in taints["nodes"]["w1"])
+
+
+def test_no_appropriate_taint_when_no_node_is_underutilized():
+    objects = cluster({"w1": 2, "w2": 1, "w3": 1})
+    # static Low thresholds (10/30): nothing is at or below 10%, w1 is over 30%
+    plan = plan_of(objects, {"w1": 0.5, "w2": 0.2, "w3": 0.2},
+                   customizations={"devLowNodeUtilizationThresholds": "Low"})
+    keys = {name: [t["key"] for t in wanted] for name, wanted in plan["soft_taints"]["nodes"].items()}
+    assert keys == {"w1": [APPROPRIATE_TAINT, OVERUTILIZED_TAINT], "w2": [], "w3": []}
+    assert plan["soft_taints"]["applied_by_operator"] is False
+    assert plan["evictions"] == []  # nothing under-utilized: LowNodeUtilization does nothing
+
+
+def test_utilization_profile_selects_the_query():
+    objects = cluster({"w1": 2, "w2": 1})
+    plan = plan_of(objects, {"w1": 0.9, "w2": 0.1}, customizations={
+        "devActualUtilizationProfile": "PrometheusCPUPSIPressure"}, query=PSI_CPU_QUERY)
+    assert plan["errors"] == []
+    assert plan["actual_utilization"]["plugins"]["KubeVirtRelieveAndMigrate/LowNodeUtilization"]["query"] == \
+        PSI_CPU_QUERY
+    assert len(plan["evictions"]) == 2
+
+
+@pytest.mark.parametrize("missing", ["w2"])
+def test_missing_sample_fails_the_plugin_and_no_soft_taints(missing):
+    objects = cluster({"w1": 2, "w2": 1})
+    plan = plan_of(objects, {"w1": 0.9})
+    assert plan["evictions"] == []
+    assert f"unable to find metric entry for {missing}" in plan["errors"][0]["message"]
+    assert "soft_taints" not in plan
