@@ -18,7 +18,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot 
 from builders import build_node, build_pod, policy, set_creation, set_rs_owner
 
 NOW = "2026-11-22T12:00:00Z"
-NOW_TS = 1_795_867_200
+NOW_TS = 1_795_348_800
 GI = 2**30
 EXTENDED = "example.com/foo"
 PROMETHEUS = {"type": "prometheus", "address": "http://prometheus.monitoring:9090"}
