@@ -239,7 +239,8 @@ def schedule(profile: Profile, pod: SchedPod, cluster: Cluster, cache: StaticCac
         if state is not SKIP:
             dynamic.append((plugin, state))
     static_results = _static_results(static_plugins, pod, cluster, cache)
-    wanted = num_feasible_nodes_to_find(profile.percentage, total)
+    # without score plugins the scheduler takes the first feasible node it finds
+    wanted = num_feasible_nodes_to_find(profile.percentage, total) if profile.scorers else 1
     histogram: Counter = Counter()
     rejected_by: Counter = Counter()
     feasible: list[NodeInfo] = []

@@ -50,6 +50,17 @@ class PlacementRequest:
         if self.extras is None:
             self.extras = ExtrasIndex.from_objects(objects)
 
+    def recording(self, slim: Callable[[dict], dict]) -> Callable[[dict], dict]:
+        """A listing hook: keep the pod's extras, then reduce it with ``slim``."""
+        if self.extras is None:
+            self.extras = ExtrasIndex()
+        extras = self.extras
+
+        def hook(obj: dict) -> dict:
+            extras.record(obj)
+            return slim(obj)
+        return hook
+
     def annotate(self, plan: dict, snapshot: Any, state: Any) -> None:
         annotate_plan(self, plan, snapshot, state)
 

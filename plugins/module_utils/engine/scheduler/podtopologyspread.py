@@ -80,10 +80,6 @@ def pod_constraints(pod: SchedPod, when: str) -> list[Constraint]:
     return result
 
 
-def _go_round_half(number: float) -> int:
-    return go_round(number)
-
-
 class PodTopologySpread:
     name = NAME
     static = False
@@ -117,44 +113,39 @@ class PodTopologySpread:
         if not constraints:
             return SKIP
         keys = [c.topology_key for c in constraints]
-        pair_counts: dict[tuple[str, str], int] = {}
-        domains: list[dict[str, int]] = [{} for _ in constraints]
-        eligible: dict[int, bool] = {}
+        domains: list[dict[str, int]] = [{} for _ in constraints]  # per constraint: topology value → matching pods
+        counted: dict[int, list[bool]] = {}  # node index → which constraints count its pods
         for node in cluster.nodes:
-            ok = all(k in node.labels for k in keys)
-            eligible[node.index] = ok
-            if not ok:
+            if not all(k in node.labels for k in keys):
                 continue
+            included = [c.includes(pod, node) for c in constraints]
+            counted[node.index] = included
             for i, c in enumerate(constraints):
-                if c.includes(pod, node):
-                    value = node.labels[c.topology_key]
-                    domains[i].setdefault(value, 0)
-                    pair_counts.setdefault((c.topology_key, value), 0)
+                if included[i]:
+                    domains[i].setdefault(node.labels[c.topology_key], 0)
         for other in cluster.pods_by_namespace.get(pod.namespace, {}).values():
             node = cluster.location[other.key]
-            if not eligible.get(node.index):
+            included = counted.get(node.index)
+            if included is None:
                 continue
             for i, c in enumerate(constraints):
-                value = node.labels[c.topology_key]
-                if value in domains[i] and c.includes(pod, node) and c.matches(other):
-                    domains[i][value] += 1
-                    pair_counts[(c.topology_key, value)] += 1
+                if included[i] and c.matches(other):
+                    domains[i][node.labels[c.topology_key]] += 1
         minimum = []
         for i, c in enumerate(constraints):
             counts = domains[i]
             lowest = min(counts.values()) if counts else 0
             minimum.append(0 if len(counts) < c.min_domains else lowest)
-        return constraints, pair_counts, minimum
+        return constraints, domains, minimum
 
     def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:
-        constraints, pair_counts, minimum = state
+        constraints, domains, minimum = state
         for i, c in enumerate(constraints):
             value = node.labels.get(c.topology_key)
             if value is None:
                 return (REASON_LABEL,)
             self_match = 1 if c.matches(pod) else 0
-            skew = pair_counts.get((c.topology_key, value), 0) + self_match - minimum[i]
-            if skew > c.max_skew:
+            if domains[i].get(value, 0) + self_match - minimum[i] > c.max_skew:
                 return (REASON_CONSTRAINTS,)
         return None
 
@@ -165,36 +156,33 @@ class PodTopologySpread:
             require_all = True
         else:
             constraints = self._defaults(pod, "ScheduleAnyway")
+            # nodes without a zone label still get hostname spreading under the system defaults
             require_all = self.defaulting != "System"
         if not constraints or not nodes:
             return SKIP
         keys = [c.topology_key for c in constraints]
         ignored = set()
-        pair_counts: dict[tuple[str, str], int] = {}
-        sizes = [0] * len(constraints)
+        # per constraint: topology value → matching pods; a node without the key counts as value "" (upstream)
+        values: list[dict[str, int]] = [{} for _ in constraints]
         for node in nodes:
             if require_all and not all(k in node.labels for k in keys):
                 ignored.add(node.index)
                 continue
             for i, c in enumerate(constraints):
-                if c.topology_key == HOSTNAME or c.topology_key not in node.labels:
-                    continue
-                pair = (c.topology_key, node.labels[c.topology_key])
-                if pair not in pair_counts:
-                    pair_counts[pair] = 0
-                    sizes[i] += 1
+                if c.topology_key != HOSTNAME:
+                    values[i].setdefault(node.labels.get(c.topology_key, ""), 0)
         weights = []
         for i, c in enumerate(constraints):
-            size = len(nodes) - len(ignored) if c.topology_key == HOSTNAME else sizes[i]
+            size = len(nodes) - len(ignored) if c.topology_key == HOSTNAME else len(values[i])
             weights.append(math.log(size + 2))
         host_counts: dict[int, list[int]] = {}
-        self._count(pod, cluster, constraints, require_all, pair_counts, host_counts)
-        return constraints, ignored, pair_counts, host_counts, weights
+        self._count(pod, cluster, constraints, require_all, values, host_counts)
+        return constraints, ignored, values, host_counts, weights
 
     @staticmethod
     def _count(pod: SchedPod, cluster: Cluster, constraints: list[Constraint], require_all: bool,
-               pair_counts: dict, host_counts: dict) -> None:
-        """Matching pods per topology pair (nodes passing the inclusion policies) and per node (hostname)."""
+               values: list[dict[str, int]], host_counts: dict) -> None:
+        """Matching pods per topology value (nodes passing the inclusion policies) and per node (hostname)."""
         keys = [c.topology_key for c in constraints]
         for other in cluster.pods_by_namespace.get(pod.namespace, {}).values():
             node = cluster.location[other.key]
@@ -206,12 +194,12 @@ class PodTopologySpread:
                     continue
                 if require_all and not all(k in node.labels for k in keys):
                     continue
-                pair = (c.topology_key, node.labels.get(c.topology_key))
-                if pair in pair_counts and c.includes(pod, node):
-                    pair_counts[pair] += 1
+                value = node.labels.get(c.topology_key, "")
+                if value in values[i] and c.includes(pod, node):
+                    values[i][value] += 1
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
-        constraints, ignored, pair_counts, host_counts, weights = state
+        constraints, ignored, values, host_counts, weights = state
         if node.index in ignored:
             return 0
         total = 0.0
@@ -222,9 +210,9 @@ class PodTopologySpread:
             if c.topology_key == HOSTNAME:
                 count = (host_counts.get(node.index) or [0] * len(constraints))[i]
             else:
-                count = pair_counts.get((c.topology_key, value), 0)
+                count = values[i].get(value, 0)
             total += count * weights[i] + (c.max_skew - 1)
-        return _go_round_half(total)
+        return go_round(total)
 
     def normalize_nodes(self, state: Any, nodes: list[NodeInfo], scores: list[int]) -> None:
         ignored = state[1]

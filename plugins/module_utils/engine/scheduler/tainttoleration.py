@@ -12,6 +12,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
 
 NAME = "TaintToleration"
+REASON = "node(s) had untolerated taint(s)"  # v1.36 no longer names the taint
 _FILTER_EFFECTS = ("NoSchedule", "NoExecute")
 
 
@@ -44,10 +45,7 @@ class TaintToleration:
         return None
 
     def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:
-        taint = untolerated_taint(pod.model.tolerations, node.taints)
-        if taint is None:
-            return None
-        return (f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value') or ''}}}",)
+        return None if untolerated_taint(pod.model.tolerations, node.taints) is None else (REASON,)
 
     def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
         return None

@@ -74,7 +74,7 @@ def test_fit_error_lists_reasons_with_counts() -> None:
     decision = schedule(load_profiles(None)["default-scheduler"], sched(pod(requests=[{"cpu": "2"}])),
                         cluster(nodes), StaticCache())
     assert decision.node is None
-    assert decision.reason == ("0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: db}, "
+    assert decision.reason == ("0/4 nodes are available: 1 node(s) had untolerated taint(s), "
                                "1 node(s) were unschedulable, 2 Insufficient cpu.")
     assert decision.rejected_by == {"NodeResourcesFit": 2, "NodeUnschedulable": 1, "TaintToleration": 1}
 

@@ -65,7 +65,7 @@ def test_no_node_fits_names_the_filters() -> None:
     assert placement["node"] is None
     assert placement["outcome"] == "unplaced"
     assert placement["reason"] == ("0/2 nodes are available: 1 Insufficient cpu, "
-                                   "1 node(s) had untolerated taint {maintenance: true}.")
+                                   "1 node(s) had untolerated taint(s).")
     assert placement["rejected_by"] == {"NodeResourcesFit": 1, "TaintToleration": 1}
     assert plan["placement"]["unplaced"] == 1
 
