@@ -26,6 +26,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.html impo
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
     PLAN_FILES,
     as_bool,
+    as_count,
     as_dict,
     as_list,
     as_text,
@@ -70,6 +71,7 @@ def summarize_fleet(clusters: list[dict], *, out_dir: Optional[str] = None) -> d
         "clusters_skipped": statuses[STATUS_SKIPPED],
         "evictions_total": sum(row["evictions"] or 0 for row in rows),
         "evictions_by_plugin": dict(ranked(by_plugin.items())),
+        "vms_to_migrate_total": sum(row["vms_to_migrate"] or 0 for row in rows),
     }
 
 
@@ -79,7 +81,8 @@ def _cluster_row(entry: Any, index: int, out_dir: Optional[str]) -> dict:
     name = as_text(entry.get("cluster")) or f"#{index}"
     if not as_bool(entry.get("ok")):
         return _failed_row(name, as_text(entry.get("error")) or "unknown error")
-    view = read_plan(_whole_plan(entry.get("plan")), name)
+    whole = _whole_plan(entry.get("plan"))
+    view = read_plan(whole, name)
     return {
         "cluster": name,
         "status": STATUS_SKIPPED if view.skipped else STATUS_OK,
@@ -94,6 +97,7 @@ def _cluster_row(entry: Any, index: int, out_dir: Optional[str]) -> dict:
                        "namespace": view.limits_hit.namespaces},
         "errors": len(view.errors),
         "warnings": len(view.warnings),
+        "vms_to_migrate": as_count(as_dict(whole.get("summary")).get("vms_to_migrate")),
         "report": _report_link(entry.get("report_dir"), out_dir),
     }
 
@@ -101,7 +105,8 @@ def _cluster_row(entry: Any, index: int, out_dir: Optional[str]) -> dict:
 def _failed_row(name: str, error: str) -> dict:
     return {"cluster": name, "status": STATUS_FAILED, "error": error, "now": None, "skip_reason": None,
             "evictions": None, "by_plugin": {}, "top_namespaces": [], "top_owners": [],
-            "limits_hit": {"total": False, "node": [], "namespace": []}, "errors": 0, "warnings": 0, "report": None}
+            "limits_hit": {"total": False, "node": [], "namespace": []}, "errors": 0, "warnings": 0, "report": None,
+            "vms_to_migrate": None}
 
 
 def _whole_plan(plan: Any) -> dict:
@@ -160,9 +165,11 @@ def limits_text(hit: dict) -> str:
 
 
 def fleet_line(fleet: dict) -> str:
+    vms = fleet.get("vms_to_migrate_total") or 0
+    migrations = f" {vms} of them are VMs that will live-migrate." if vms else ""
     return (f"{fleet['clusters_total']} clusters: {fleet['clusters_ok']} ok, {fleet['clusters_failed']} failed, "
-            f"{fleet['clusters_skipped']} skipped cycle. {fleet['evictions_total']} evictions planned in total. "
-            "Dry run: no pod was evicted.")
+            f"{fleet['clusters_skipped']} skipped cycle. {fleet['evictions_total']} evictions planned in total."
+            f"{migrations} Dry run: no pod was evicted.")
 
 
 def short(text: str, limit: int = 200) -> str:
@@ -221,6 +228,7 @@ def render_fleet_html(fleet: dict) -> str:
         key_figure("Failed", failed, "red" if failed else "neutral"),
         key_figure("Skipped cycle", fleet["clusters_skipped"], "amber" if fleet["clusters_skipped"] else "neutral"),
         key_figure("Evictions", fleet["evictions_total"], "blue" if fleet["evictions_total"] else "neutral"),
+        key_figure("VMs to migrate", fleet.get("vms_to_migrate_total") or 0),
     ]
     body = [element("header", [element("h1", "Descheduling fleet summary"),
                                element("p", fleet_line(fleet), class_="meta"),

@@ -1,0 +1,182 @@
+"""The "actual utilization" section of a plan report: per node the requested and the actual (metrics) utilization
+side by side, the thresholds on the actual scale, the VMs that will live-migrate and the soft tainter's taints.
+
+Reads the plan's ``actual_utilization``, ``utilization``, ``evictions`` (``vm``) and ``soft_taints``
+(docs/plan-format.md); a plan without a metrics-mode plugin renders nothing. Tolerates missing keys and odd types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
+    Markup,
+    badge,
+    element,
+    key_figure,
+    mini_bar,
+    table,
+)
+
+REQUESTED = ("cpu", "memory", "pods")
+INTRO = ("{plugin} classified the nodes by actual utilization ({source}), not by requests: the thresholds below are "
+         "on that scale. Requests are shown next to it for comparison.")
+
+
+@dataclass
+class NodeRow:
+    name: str
+    actual: dict[str, Optional[float]]
+    requested: dict[str, Optional[float]]
+    node_class: str
+    vms: int
+    taints: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Reading:
+    plugin: str
+    mode: str
+    query: str
+    resources: list[str]
+    low: dict[str, Any]
+    high: dict[str, Any]
+    average: dict[str, Any]
+    nodes: list[NodeRow]
+
+
+@dataclass
+class ActualView:
+    readings: list[Reading]
+    vms: list[tuple[str, str, str]]  # (vm, pod, node)
+    taints_applied: Optional[bool]
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any) -> Optional[float]:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def read_actual(plan: Any) -> Optional[ActualView]:
+    plan = _dict(plan)
+    plugins = _dict(_dict(plan.get("actual_utilization")).get("plugins"))
+    evictions = [e for e in plan.get("evictions") or [] if isinstance(e, dict)]
+    vms = [(str(_dict(e.get("vm")).get("name")), f"{e.get('namespace')}/{e.get('name')}", str(e.get("node") or ""))
+           for e in evictions if isinstance(e.get("vm"), dict)]
+    if not plugins and not vms:
+        return None
+    requested = {str(n.get("name")): _dict(n.get("before"))
+                 for n in _dict(plan.get("utilization")).get("nodes") or [] if isinstance(n, dict)}
+    classes = {str(n.get("name")): _dict(n.get("classes"))
+               for n in _dict(plan.get("utilization")).get("nodes") or [] if isinstance(n, dict)}
+    soft = _dict(plan.get("soft_taints"))
+    taints = {str(name): [str(_dict(t).get("key", "")).rsplit("/", 1)[-1] for t in wanted or []]
+              for name, wanted in _dict(soft.get("nodes")).items()}
+    vms_by_node: dict[str, int] = {}
+    for _vm, _pod, node in vms:
+        vms_by_node[node] = vms_by_node.get(node, 0) + 1
+    readings = [_reading(key, _dict(value), requested, classes, vms_by_node, taints) for key, value in plugins.items()]
+    applied = soft.get("applied_by_operator") if soft else None
+    return ActualView(readings, vms, applied if isinstance(applied, bool) else None)
+
+
+def _reading(key: str, value: dict, requested: dict, classes: dict, vms: dict, taints: dict) -> Reading:
+    thresholds = _dict(value.get("thresholds"))
+    rows = [NodeRow(str(name), {r: _number(v) for r, v in _dict(pct).items()},
+                    {r: _number(requested.get(str(name), {}).get(r)) for r in REQUESTED},
+                    str(classes.get(str(name), {}).get(key, "—")), vms.get(str(name), 0), taints.get(str(name), []))
+            for name, pct in _dict(value.get("nodes")).items()]
+    return Reading(key, str(value.get("mode") or ""), str(value.get("query") or ""),
+                   [str(r) for r in value.get("resources") or []], _dict(thresholds.get("low")),
+                   _dict(thresholds.get("high")), _dict(thresholds.get("average")),
+                   sorted(rows, key=lambda row: -max([v for v in row.actual.values() if v is not None] or [0])))
+
+
+def _pct(value: Any) -> str:
+    number = _number(value)
+    return "—" if number is None else f"{number:.1f}%"
+
+
+def _source(reading: Reading) -> str:
+    return f"Prometheus query `{reading.query}`" if reading.mode == "Prometheus" else "the metrics API"
+
+
+def _threshold_text(reading: Reading, resource: str) -> str:
+    text = f"under ≤ {_pct(reading.low.get(resource))}, over > {_pct(reading.high.get(resource))}"
+    if resource in reading.average:
+        text += f" (average {_pct(reading.average[resource])})"
+    return text
+
+
+def _headers(reading: Reading) -> tuple:
+    return ("Node", *(f"Actual {r}" for r in reading.resources), *(f"Requested {r}" for r in REQUESTED),
+            "Class", "VMs to migrate", "Soft taints")
+
+
+def _cells(reading: Reading, row: NodeRow) -> list:
+    return [row.name, *(_pct(row.actual.get(r)) for r in reading.resources),
+            *(_pct(row.requested.get(r)) for r in REQUESTED), row.node_class, row.vms or "",
+            ", ".join(row.taints) or "—"]
+
+
+def markdown_section(plan: Any) -> str:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
+        markdown_table,
+        markdown_text,
+    )
+
+    view = read_actual(plan)
+    if view is None:
+        return ""
+    parts = ["## Actual utilization"]
+    for reading in view.readings:
+        parts.append(f"### {markdown_text(reading.plugin)}")
+        parts.append(markdown_text(INTRO.format(plugin=reading.plugin, source=_source(reading))))
+        parts.append("\n".join(f"- Thresholds ({markdown_text(r)}): {_threshold_text(reading, r)}"
+                               for r in reading.resources))
+        parts.append(markdown_table(_headers(reading), [_cells(reading, row) for row in reading.nodes],
+                                    "No node was read."))
+    if view.vms:
+        parts.append(f"### VMs to live-migrate ({len(view.vms)})")
+        parts.append(markdown_table(("VM", "virt-launcher pod", "From node"), view.vms))
+    if view.taints_applied is not None:
+        state = "applies them (Automatic mode)" if view.taints_applied else "does not apply them (not Automatic)"
+        parts.append(f"Soft taints: the operator's soft tainter {state}; this plan applies nothing.")
+    return "\n\n".join(parts)
+
+
+def html_section(plan: Any) -> Markup:
+    view = read_actual(plan)
+    if view is None:
+        return Markup("")
+    body: list[Any] = [element("h2", "Actual utilization", id="actual")]
+    body.append(element("div", [key_figure("VMs to live-migrate", len(view.vms), "amber" if view.vms else "neutral")],
+                        class_="figures"))
+    for reading in view.readings:
+        body.append(element("h3", reading.plugin))
+        body.append(element("p", INTRO.format(plugin=reading.plugin, source=_source(reading)), class_="muted"))
+        body.append(element("ul", [element("li", f"{r}: {_threshold_text(reading, r)}") for r in reading.resources]))
+        rows = []
+        for row in reading.nodes:
+            cells = _cells(reading, row)
+            first = reading.resources[0] if reading.resources else None
+            value = row.actual.get(first) if first else None
+            if value is not None:
+                cells[1] = element("span", [mini_bar(value, 100.0, label=f"{first} {value:.1f}%"), f" {value:.1f}%"])
+            if row.node_class == "overutilized":
+                cells[1 + len(reading.resources) + len(REQUESTED)] = badge("overutilized", "red")
+            rows.append(cells)
+        body.append(table(_headers(reading), rows, numeric=tuple(range(1, 1 + len(reading.resources) + 3)),
+                          empty_text="No node was read."))
+    if view.vms:
+        body.append(element("h3", f"VMs to live-migrate ({len(view.vms)})"))
+        body.append(table(("VM", "virt-launcher pod", "From node"), view.vms))
+    if view.taints_applied is not None:
+        state = "applies them (Automatic mode)" if view.taints_applied else "does not apply them (not Automatic)"
+        body.append(element("p", f"Soft taints: the operator's soft tainter {state}; this plan applies nothing.",
+                            class_="muted"))
+    return element("section", body)
