@@ -215,3 +215,52 @@ def test_topology_spread_moves_two_of_three_equal_replicas():
     assert sum(found.values()) == pytest.approx(2.0)
     for state in sampled_states(spread_cluster(), document):
         assert len(state.evictions) == 2 and {e["node"] for e in state.evictions} == {"a1"}
+
+
+# --- every plugin under shuffled orders, on a generated cluster with limits ---
+
+def generated_cluster() -> list[dict]:
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "examples" / "generate_cluster.py"
+    spec = importlib.util.spec_from_file_location("generate_cluster", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["generate_cluster"] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module.build_cluster(40, 12, seed=5, now=NOW)
+
+
+OPENSHIFT = {"profiles": ["AffinityAndTaints", "TopologyAndDuplicates", "LifecycleAndUtilization"],
+             "deschedulingIntervalSeconds": 3600, "mode": "Predictive"}
+
+
+def test_every_sampled_cycle_of_all_profiles_keeps_upstreams_invariants():
+    objects = generated_cluster()
+    plan = compute_plan(objects, OPENSHIFT, NOW, policy_kind="KubeDescheduler", samples=12, seed=9)
+    document = plan["policy"]
+    snapshot = Snapshot(objects)
+    loaded = load_policy(document, snapshot.priority_classes)
+    per_node_limit = loaded.max_per_node
+    totals = []
+    for sample in range(12):
+        state, _ = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 9))
+        names = [(e["namespace"], e["name"]) for e in state.evictions]
+        assert len(names) == len(set(names))  # a pod is evicted at most once per cycle
+        if per_node_limit is not None:
+            by_node: dict[str, int] = {}
+            for entry in state.evictions:
+                by_node[entry["node"]] = by_node.get(entry["node"], 0) + 1
+            assert max(by_node.values(), default=0) <= per_node_limit
+        if loaded.max_total is not None:
+            assert len(names) <= loaded.max_total
+        assert state.errors == []
+        totals.append(len(names))
+    spread = plan["sampling"]["evictions_per_cycle"]
+    assert (spread["min"], spread["max"]) == (min(totals), max(totals))  # the same cycles as compute_plan's
+    # the plan's sample 0 is the deterministic cycle
+    assert totals[0] == plan["summary"]["total"]
+    frequencies = [e["frequency"] for e in plan["evictions"]]
+    frequencies += [e["frequency"] for e in plan["sampling"]["other_possible_evictions"]]
+    assert sum(frequencies) == pytest.approx(plan["sampling"]["evictions_per_cycle"]["mean"], abs=1e-3)
