@@ -26,7 +26,7 @@ venv: $(BIN)/.installed $(COLL_LINK)
 
 demo: venv
 	$(BIN)/python examples/generate_cluster.py --flavor openshift --nodes 300 --pods-per-node 20 --seed 7 --out examples/snapshots/large.json.gz
-	$(BIN)/ansible-playbook -i examples/inventory.yml playbooks/dry_run.yml -e descheduler_fail_on_cluster_error=true
+	$(BIN)/ansible-playbook -i examples/inventory.yml playbooks/dry_run.yml -e dry_run_fail_on_cluster_error=true
 	@echo "Reports: examples/out/<cluster>/plan.{json,md,html} and examples/out/fleet-summary.{md,html}"
 
 test: lint unit integration sanity compat

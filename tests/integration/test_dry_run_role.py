@@ -13,18 +13,18 @@ NOW = "2026-11-22T12:00:00Z"
 
 def inventory(tmp_path: Path) -> Path:
     hosts = {
-        "plain": {"descheduler_snapshot": str(REPO / "examples/snapshots/plain-k8s.yaml"),
-                  "descheduler_policy_file": str(REPO / "examples/policies/plain-k8s-policy.yaml")},
-        "openshift": {"descheduler_snapshot": str(REPO / "examples/snapshots/openshift-prod.yaml"),
-                      "descheduler_kubedescheduler_file":
+        "plain": {"dry_run_snapshot": str(REPO / "examples/snapshots/plain-k8s.yaml"),
+                  "dry_run_policy_file": str(REPO / "examples/policies/plain-k8s-policy.yaml")},
+        "openshift": {"dry_run_snapshot": str(REPO / "examples/snapshots/openshift-prod.yaml"),
+                      "dry_run_kubedescheduler_file":
                           str(REPO / "examples/policies/openshift-kubedescheduler.yaml")},
-        "broken": {"descheduler_snapshot": str(tmp_path / "does-not-exist.yaml"),
-                   "descheduler_policy_file": str(REPO / "examples/policies/plain-k8s-policy.yaml")},
+        "broken": {"dry_run_snapshot": str(tmp_path / "does-not-exist.yaml"),
+                   "dry_run_policy_file": str(REPO / "examples/policies/plain-k8s-policy.yaml")},
     }
     for variables in hosts.values():
         variables["ansible_connection"] = "local"
-    document = {"clusters": {"hosts": hosts, "vars": {"descheduler_report_dir": str(tmp_path / "out"),
-                                                      "descheduler_now": NOW}}}
+    document = {"clusters": {"hosts": hosts, "vars": {"dry_run_report_dir": str(tmp_path / "out"),
+                                                      "dry_run_now": NOW}}}
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump(document))
     return path
@@ -51,7 +51,7 @@ def test_a_failing_cluster_is_marked_and_does_not_stop_the_others(tmp_path: Path
 
 def test_fail_on_cluster_error_fails_the_play_after_reporting(tmp_path: Path) -> None:
     process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(inventory(tmp_path)),
-                           "-e", "descheduler_fail_on_cluster_error=true")
+                           "-e", "dry_run_fail_on_cluster_error=true")
     assert process.returncode != 0
     assert "1 cluster(s) failed" in process.stdout
     assert (tmp_path / "out" / "fleet-summary.html").exists()

@@ -16,8 +16,8 @@ from playbook import REPO, run_playbook
 pytestmark = [pytest.mark.needs_emulator, pytest.mark.emulator(controllers=["replicaset"])]
 
 PLAYBOOK = REPO / "playbooks" / "evict.yml"
-FAST = {"descheduler_evict_poll_interval": 0.1, "descheduler_evict_retry_delay": 0.2,
-        "descheduler_evict_timeout": 5, "descheduler_evict_replacement_timeout": 20}
+FAST = {"evict_poll_interval": 0.1, "evict_retry_delay": 0.2,
+        "evict_timeout": 5, "evict_replacement_timeout": 20}
 
 
 @pytest.fixture
@@ -26,8 +26,8 @@ def fleet(emulator: Any, tmp_path: Path) -> dict[str, Any]:
     emulator.load([namespace_object("c1"), namespace_object("c2"), *(node(f"worker-{i}") for i in range(1, 4))])
     for cluster in ("c1", "c2"):
         emulator.create(replicaset(cluster, "web", 3))
-    inventory = {"clusters": {"hosts": {name: {"descheduler_kubeconfig": str(emulator.kubeconfig),
-                                               "descheduler_context": emulator.context} for name in ("c1", "c2")}}}
+    connection = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
+    inventory = {"clusters": {"hosts": {name: {"descheduler_fleet_connection": connection} for name in ("c1", "c2")}}}
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump(inventory))
     return {"inventory": path, "reports": tmp_path / "reports"}
@@ -42,7 +42,7 @@ def write_dry_run_plan(reports: Path, cluster: str, plan: dict[str, Any]) -> Pat
 
 def play(fleet: dict[str, Any], tmp_path: Path, *args: str, **variables: Any) -> Any:
     extra = tmp_path / "extra-vars.json"
-    extra.write_text(json.dumps({"descheduler_report_dir": str(fleet["reports"]), **FAST, **variables}))
+    extra.write_text(json.dumps({"evict_report_dir": str(fleet["reports"]), **FAST, **variables}))
     return run_playbook(PLAYBOOK, "-i", str(fleet["inventory"]), "-e", f"@{extra}", *args,
                         env={"ANSIBLE_SHOW_CUSTOM_STATS": "true"})
 
@@ -54,7 +54,7 @@ def test_the_role_refuses_to_evict_without_confirmation(emulator: Any, fleet: di
     recorder = EvictionRecorder(emulator)
     process = play(fleet, tmp_path)
     assert process.returncode != 0
-    assert "descheduler_evict_confirm is not true" in process.stdout
+    assert "evict_confirm is not true" in process.stdout
     assert "c1: 2 eviction(s) planned" in process.stdout, "the plan is shown before the refusal"
     assert recorder.requests == []
     assert not (fleet["reports"] / "c1" / "evict-result.json").exists()
@@ -67,8 +67,8 @@ def test_the_role_executes_reviewed_plans_and_writes_cluster_and_fleet_results(
     published = {"c2": {"ok": True, "evictions": plan_of(c2_pods)["evictions"],  # an AWX workflow artifact
                         "now": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}}
     recorder = EvictionRecorder(emulator)
-    process = play(fleet, tmp_path, descheduler_evict_confirm=True, descheduler_plans=published,
-                   descheduler_evict_max_unavailable="1")
+    process = play(fleet, tmp_path, evict_confirm=True, dry_run_plans=published,
+                   evict_max_unavailable="1")
     assert process.returncode == 0, process.stdout[-5000:]
     assert sorted(r.name for r in recorder.evicted) == sorted(p["metadata"]["name"] for p in c1_pods + c2_pods)
     c1 = json.loads((fleet["reports"] / "c1" / "evict-result.json").read_text())
@@ -81,7 +81,7 @@ def test_the_role_executes_reviewed_plans_and_writes_cluster_and_fleet_results(
     assert by_cluster["c1"]["counts"]["evicted"] == 2 and by_cluster["c2"]["counts"]["evicted"] == 1
     markdown = (fleet["reports"] / "fleet-evict-result.md").read_text()
     assert "| c1 | ok |" in markdown and "| **total** | 2/2 ok |" in markdown
-    assert "descheduler_evictions" in process.stdout  # set_stats for the next workflow node
+    assert "evict_results" in process.stdout  # set_stats for the next workflow node
 
 
 def test_check_mode_needs_no_confirmation_and_changes_nothing(
@@ -93,7 +93,7 @@ def test_check_mode_needs_no_confirmation_and_changes_nothing(
     before = {p["metadata"]["uid"] for p in emulator.list("pods")}
     recorder = EvictionRecorder(emulator)
     time.sleep(1.5)  # older than maxPodLifeTimeSeconds
-    process = play(fleet, tmp_path, "--check", descheduler_evict_plan_source="compute", descheduler_policy=policy)
+    process = play(fleet, tmp_path, "--check", evict_plan_source="compute", evict_policy=policy)
     assert process.returncode == 0, process.stdout[-5000:]
     assert {p["metadata"]["uid"] for p in emulator.list("pods")} == before
     assert recorder.requests and all(r.dry_run for r in recorder.requests)
@@ -109,7 +109,7 @@ def test_a_stale_plan_file_is_refused_by_age(emulator: Any, fleet: dict[str, Any
     for cluster in ("c1", "c2"):
         write_dry_run_plan(fleet["reports"], cluster, plan_of(emulator.list("pods", cluster)[:1], now=old))
     recorder = EvictionRecorder(emulator)
-    process = play(fleet, tmp_path, descheduler_evict_confirm=True)
+    process = play(fleet, tmp_path, evict_confirm=True)
     assert process.returncode != 0
     assert "more than max_plan_age 24h" in process.stdout
     assert recorder.requests == []

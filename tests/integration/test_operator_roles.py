@@ -38,8 +38,9 @@ class Fleet:
         return cluster
 
     def inventory(self) -> Path:
-        hosts = {name: {"descheduler_kubeconfig": str(c.kubeconfig), "descheduler_wait_sleep": 1,
-                        "descheduler_wait_timeout": 10} for name, c in self.clusters.items()}
+        hosts = {name: {"descheduler_fleet_connection": {"kubeconfig": str(c.kubeconfig)},
+                        "install_wait_sleep": 1, "install_wait_timeout": 10,
+                        "uninstall_wait_sleep": 1, "uninstall_wait_timeout": 10} for name, c in self.clusters.items()}
         path = self.tmp_path / "inventory.yml"
         path.write_text(yaml.safe_dump({"clusters": {"hosts": hosts}}, sort_keys=False))
         return path
@@ -100,7 +101,7 @@ def test_install_then_uninstall_a_fleet_of_two(fleet: Fleet) -> None:
     assert preview.returncode == 0, output(preview)[-6000:]
     assert east.get("Namespace", None, NAMESPACE) is not None  # check mode deleted nothing
 
-    removed = fleet.run(UNINSTALL, "-e", "descheduler_remove_crd=true")
+    removed = fleet.run(UNINSTALL, "-e", "uninstall_remove_crd=true")
     assert removed.returncode == 0, output(removed)[-6000:]
     assert "Fleet: 2 uninstalled, 0 failed, 0 not reached yet (of 2)" in output(removed)
     for cluster in (east, west):
@@ -125,13 +126,13 @@ def test_failing_canary_stops_the_rollout(fleet: Fleet) -> None:
 def test_upstream_flavor_and_stats_for_awx(fleet: Fleet, tmp_path: Path) -> None:
     cluster = fleet.add("kind", None)
     extra = tmp_path / "extra.json"
-    extra.write_text(json.dumps({"descheduler_flavor": "upstream", "descheduler_wait": False,
-                                 "descheduler_upstream": {"kind": "cronjob", "schedule": "*/5 * * * *"}}))
+    extra.write_text(json.dumps({"install_flavor": "upstream", "install_wait": False, "uninstall_wait": False,
+                                 "install_upstream": {"kind": "cronjob", "schedule": "*/5 * * * *"}}))
 
     process = fleet.run(INSTALL, "-e", f"@{extra}")
     assert process.returncode == 0, output(process)[-6000:]
     assert "kind: installed (version v0.36.0), 5 change(s)" in output(process)
-    assert "descheduler_install" in output(process)  # set_stats, shown with ANSIBLE_SHOW_CUSTOM_STATS
+    assert "install_results" in output(process)  # set_stats, shown with ANSIBLE_SHOW_CUSTOM_STATS
     assert cluster.get("CronJob", "kube-system", "descheduler")["spec"]["schedule"] == "*/5 * * * *"
 
     removed = fleet.run(UNINSTALL, "-e", f"@{extra}")
@@ -145,7 +146,7 @@ def test_failure_threshold_stops_later_batches(fleet: Fleet) -> None:
     for name in names:
         fleet.add(name, Olm(packages=[]) if name == "b" else Olm())
 
-    process = fleet.run(INSTALL, "-e", '{"descheduler_serial": [1, 2, 2]}', stats=False)
+    process = fleet.run(INSTALL, "-e", '{"descheduler_fleet_serial": [1, 2, 2]}', stats=False)
 
     assert process.returncode != 0
     assert sorted(recap(process)) == ["a", "b", "c"]  # the batch with the failure finished, the next never began

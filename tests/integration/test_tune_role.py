@@ -47,11 +47,12 @@ def fleet(tmp_path: Path) -> Iterator[dict[str, Emulator]]:
 
 
 def write_inventory(tmp_path: Path, fleet: dict[str, Emulator], overrides: dict[str, dict]) -> Path:
-    hosts = {name: {"ansible_connection": "local", "descheduler_kubeconfig": str(emulator.kubeconfig),
-                    "descheduler_context": emulator.context, "descheduler_wait_sleep": 1,
-                    **({"descheduler_spec": overrides[name]} if name in overrides else {})}
+    hosts = {name: {"ansible_connection": "local", "tune_wait_sleep": 1,
+                    "descheduler_fleet_connection": {"kubeconfig": str(emulator.kubeconfig),
+                                                     "context": emulator.context},
+                    **({"tune_spec": overrides[name]} if name in overrides else {})}
              for name, emulator in fleet.items()}
-    inventory = {"clusters": {"vars": {"descheduler_spec_defaults": DEFAULTS}, "hosts": hosts}}
+    inventory = {"clusters": {"vars": {"tune_spec_defaults": DEFAULTS}, "hosts": hosts}}
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump(inventory, sort_keys=False))
     return path
@@ -110,15 +111,15 @@ def test_automatic_needs_acknowledgement_and_shows_the_plan_first(
     assert process.returncode == 0, process.stdout[-5000:]
     inventory = write_inventory(tmp_path, fleet, {"canary": {"mode": "Automatic"}})
 
-    refused = tune(inventory, "-e", json.dumps({"descheduler_target_hosts": "canary"}))
+    refused = tune(inventory, "-e", json.dumps({"descheduler_fleet_target_hosts": "canary"}))
     assert refused.returncode != 0
     assert "canary: the new configuration (Predictive -> Automatic) would evict" in refused.stdout
     assert "refusing to switch the descheduler from Predictive to Automatic" in refused.stdout
-    assert "set descheduler_acknowledge_automatic=true" in refused.stdout
+    assert "set tune_acknowledge_automatic=true" in refused.stdout
     assert stored_spec(fleet["canary"])["mode"] == "Predictive"
 
-    accepted = tune(inventory, "-e", json.dumps({"descheduler_target_hosts": "canary",
-                                                 "descheduler_acknowledge_automatic": True}))
+    accepted = tune(inventory, "-e", json.dumps({"descheduler_fleet_target_hosts": "canary",
+                                                 "tune_acknowledge_automatic": True}))
     assert accepted.returncode == 0, accepted.stdout[-5000:]
     plan_at = accepted.stdout.index("canary: the new configuration (Predictive -> Automatic) would evict")
     applied_at = accepted.stdout.index("TASK [descheduler.fleet.tune : Apply the KubeDescheduler configuration]")
@@ -133,7 +134,7 @@ def test_automatic_needs_acknowledgement_and_shows_the_plan_first(
 def test_canary_failure_stops_the_rollout(fleet: dict[str, Emulator], tmp_path: Path) -> None:
     inventory = write_inventory(tmp_path, fleet, {
         "canary": {"profiles": ["LifecycleAndUtilization", "LongLifecycle"]}})
-    process = tune(inventory, "-e", json.dumps({"descheduler_serial": [1, "100%"]}))
+    process = tune(inventory, "-e", json.dumps({"descheduler_fleet_serial": [1, "100%"]}))
     assert process.returncode != 0
     assert "cannot declare LongLifecycle and LifecycleAndUtilization profiles simultaneously" in process.stdout
     assert "Fleet: 0 tuned, 0 unchanged, 1 failed, 2 not reached yet (of 3)" in process.stdout
