@@ -148,6 +148,27 @@ options:
       - Seed of the sampled orders (with O(samples) > 1); the same seed, cluster, policy and time give the same
         frequencies. Defaults to C(0).
     type: int
+  placement:
+    description:
+      - Preview where the evicted pods' replacements land. After the planned evictions, each replacement (a copy of
+        the evicted pod, as its ReplicaSet, StatefulSet, ReplicationController or Job recreates it) is scheduled
+        one at a time in eviction order with the kube-scheduler's filters and scores, by the profile its
+        C(schedulerName) names (the default profile, or one of O(scheduler_config)). A bare pod is not replaced; a
+        DaemonSet pod comes back to its node.
+      - Each eviction then has C(placement) and the plan has RV(placement); per node, the utilization after
+        placement is added to RV(utilization). Off by default (the plan and its speed stay as they were).
+    type: bool
+    default: false
+  scheduler_config:
+    description:
+      - The C(KubeSchedulerConfiguration) the cluster's schedulers run (with O(placement)) - a mapping, YAML text,
+        the path of a file, or a ConfigMap (such as the Secondary Scheduler's, key C(config.yaml)). Its profiles
+        are used for pods whose C(schedulerName) they name, for example C(NodeResourcesFit) with
+        C(scoringStrategy.type=MostAllocated) (binpack) or Trimaran C(TargetLoadPacking) (scored from the
+        NodeMetrics in the snapshot).
+      - Without it, pods of C(default-scheduler) use the upstream default profile; pods of any other scheduler are
+        reported as not placed.
+    type: raw
   page_size:
     description:
       - Objects per page when listing a live cluster (C(limit)/C(continue) paging).
@@ -228,6 +249,11 @@ evictions:
   description:
     - The evictions in the order the descheduler performs them.
     - With O(samples) > 1 each also has C(frequency) (0 to 1) and C(certain) (bool).
+    - With O(placement), each also has C(placement) - C(node) (null when no node fits), C(same_node), C(tied_nodes)
+      (every node with the best score; the scheduler picks one at random), C(outcome) (C(placed), C(unplaced),
+      C(not_replaced)), C(reason) (for an unplaced pod the scheduler's own message, such as
+      C(0/5 nodes are available - 5 Insufficient cpu.)) and, when no node
+      fits, C(rejected_by) (nodes rejected per filter plugin).
   returned: always
   type: list
   elements: dict
@@ -291,6 +317,17 @@ now:
   description: The time treated as now.
   returned: always
   type: str
+placement:
+  description:
+    - With O(placement), the verdict - C(placed), C(same_node) (replacements that come back to the node they were
+      evicted from), C(unplaced), C(not_replaced), C(ties), the C(schedulers) profiles used, what is C(not_modeled),
+      and C(spread) - per resource the standard deviation and max-min range of node utilization C(before),
+      C(after_evictions) and C(after_placement), and whether the spread C(improved).
+  returned: when O(placement) is true
+  type: dict
+  sample: {placed: 8, same_node: 3, unplaced: 1, not_replaced: 0, ties: 2,
+           spread: {before: {cpu: {stddev: 21.4, range: 61.0}}, after_placement: {cpu: {stddev: 12.9, range: 38.5}},
+                    improved: {cpu: true, memory: false}}}
 sampling:
   description:
     - With O(samples) > 1, how sure the plan is. C(samples) and C(seed) used; C(certain) (pods every cycle evicted)
@@ -356,6 +393,8 @@ ARGUMENT_SPEC = dict(
     metrics_file=dict(type="path"),
     samples=dict(type="int", default=1),
     seed=dict(type="int"),
+    placement=dict(type="bool", default=False),
+    scheduler_config=dict(type="raw"),
     page_size=dict(type="int", default=500),
     report_dir=dict(type="path"),
     cluster_name=dict(type="str"),

@@ -14,7 +14,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.report import actual_report, sampling_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.report import (
+    actual_report,
+    placement_report,
+    sampling_report,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
     ChartBadge,
     ChartGroup,
@@ -481,7 +485,8 @@ def render_markdown(plan: dict, *, cluster: Optional[str] = None) -> str:
         sections.append(f"> **Cycle skipped:** {markdown_text(view.skip_reason or 'no reason given')}. "
                         "The descheduler would not run its plugins.")
     sections += [_markdown_summary(view), _markdown_evictions(view), sampling_report.markdown_section(plan),
-                 actual_report.markdown_section(plan), _markdown_spared(view), _markdown_nodes(view),
+                 actual_report.markdown_section(plan), placement_report.markdown_section(plan),
+                 _markdown_spared(view), _markdown_nodes(view),
                  _markdown_problems(view)]
     return "\n\n".join(s for s in sections if s) + "\n"
 
@@ -539,7 +544,7 @@ def render_html(plan: dict, *, cluster: Optional[str] = None) -> str:
     view = read_plan(plan, cluster)
     body = [_html_header(view), *_html_notices(view), _html_chart(view), _html_summary(view),
             _html_evictions(view), sampling_report.html_section(plan), actual_report.html_section(plan),
-            _html_spared(view), _html_nodes(view),
+            placement_report.html_section(plan), _html_spared(view), _html_nodes(view),
             _html_problems(view)]
     return str(page(plan_title(view), body))
 

@@ -38,18 +38,19 @@ def run_plan(params: Mapping[str, Any]) -> dict:
         raise PlanRequestError("policy and kubedescheduler are mutually exclusive: give one policy source")
     api_client = None
     source: dict[str, Any]
+    placement = _placement(params)
     if params.get("snapshot"):
-        snapshot = _snapshot_from_file(params["snapshot"])
+        snapshot = _snapshot_from_file(params["snapshot"], placement)
         source = {"type": "snapshot", "path": params["snapshot"]}
         warnings: list[str] = []
     else:
         api_client = _client(params)
-        snapshot, warnings, source = _snapshot_from_cluster(api_client, params)
+        snapshot, warnings, source = _snapshot_from_cluster(api_client, params, placement)
     policy, kind, policy_origin = _policy(params, api_client)
     attach_metrics(snapshot, params, policy, kind, api_client, lambda: _client(params))
     plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
                         prometheus_url=params.get("prometheus_url"), samples=_samples(params),
-                        seed=params.get("seed"))
+                        seed=params.get("seed"), placement=placement)
     plan["source"] = source
     plan["policy_origin"] = policy_origin
     plan["warnings"] = warnings + plan["warnings"]
@@ -72,11 +73,29 @@ def _samples(params: Mapping[str, Any]) -> Any:
     return 1 if params.get("samples") is None else params["samples"]
 
 
-def _snapshot_from_file(path: str) -> Snapshot:
+def _placement(params: Mapping[str, Any]) -> Any:
+    """placement=true: where the replacements land (engine/scheduler/placement.py), with scheduler_config."""
+    if not params.get("placement"):
+        if params.get("scheduler_config") is not None:
+            raise PlanRequestError("scheduler_config is only read for the placement preview: set placement: true")
+        return None
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.config import (
+        read_scheduler_config,
+    )
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
+        PlacementRequest,
+    )
+
+    return PlacementRequest(read_scheduler_config(params.get("scheduler_config")))
+
+
+def _snapshot_from_file(path: str, placement: Any = None) -> Snapshot:
     if not os.path.exists(path):
         raise EngineError(f"snapshot: file {path!r} does not exist; give the path of a JSON or YAML file of objects")
     with gc_paused():
         objects = load_snapshot_file(path)
+        if placement is not None:
+            placement.record_objects(objects)
         snapshot = Snapshot(objects)
         del objects
     return snapshot
@@ -88,13 +107,15 @@ def _client(params: Mapping[str, Any]) -> Any:
     return build_api_client(params)
 
 
-def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any]) -> tuple[Snapshot, list[str], dict]:
+def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
+                           placement: Any = None) -> tuple[Snapshot, list[str], dict]:
     from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
         list_cluster_objects,
     )
 
     with gc_paused():
-        listed = list_cluster_objects(api_client, page_size=params.get("page_size") or 500, slim=slim_object)
+        slim = slim_object if placement is None else placement.recording(slim_object)
+        listed = list_cluster_objects(api_client, page_size=params.get("page_size") or 500, slim=slim)
         snapshot = Snapshot(listed.objects)
     source = {"type": "cluster", "resource_versions": listed.resource_versions}
     return snapshot, list(listed.warnings), source
