@@ -10,6 +10,7 @@ is applied, and the soft tainter itself only taints in Automatic mode.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Mapping, Optional
 
 VIRT_LAUNCHER = ("kubevirt.io", "virt-launcher")
@@ -32,10 +33,9 @@ def vm_name(pod: Any) -> Optional[str]:
 
 def annotate(plan: dict, snapshot: Any, policy: Optional[Mapping[str, Any]], policy_kind: str) -> None:
     """Mark VM evictions, count them in the summary, and add the soft tainter's intended taints."""
-    pods = {(p.namespace, p.name): p for p in snapshot.pods}
     vms = 0
     for entry in plan["evictions"]:
-        pod = pods.get((entry["namespace"], entry["name"]))
+        pod = _find_pod(snapshot.pods, entry["namespace"], entry["name"])
         name = vm_name(pod) if pod is not None else None
         if name is not None:
             entry["vm"] = {"name": name, "action": "live-migrate"}
@@ -45,6 +45,14 @@ def annotate(plan: dict, snapshot: Any, policy: Optional[Mapping[str, Any]], pol
     taints = soft_taints(plan, mode)
     if taints is not None:
         plan["soft_taints"] = taints
+
+
+def _find_pod(pods: list, namespace: str, name: str) -> Any:
+    """snapshot.pods is sorted by (namespace, name): a binary search, not an index of 150,000 pods per plan."""
+    index = bisect_left(pods, (namespace, name), key=lambda p: (p.namespace, p.name))
+    if index < len(pods) and pods[index].namespace == namespace and pods[index].name == name:
+        return pods[index]
+    return None
 
 
 def soft_taints(plan: dict, mode: Optional[str]) -> Optional[dict]:

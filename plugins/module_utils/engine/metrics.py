@@ -123,11 +123,11 @@ def _short(value: Any) -> str:
 class ActualUsage:
     """Actual usage of the cluster at ``now``: NodeMetrics/PodMetrics and Prometheus answers, read once."""
 
-    def __init__(self, node_metrics: dict[str, dict[str, int]], pod_metrics: dict[tuple[str, str], list],
+    def __init__(self, node_metrics: dict[str, dict[str, int]], pod_metrics: dict[tuple[str, str], Any],
                  prometheus: dict[Optional[str], PrometheusAnswer], kubernetes_metrics: bool,
                  warnings: list[str]) -> None:
         self._node_metrics = node_metrics  # node → {cpu, memory} in nano-units
-        self._pod_metrics = pod_metrics  # (namespace, name) → [(container name, {resource: nano})]
+        self._pod_metrics = pod_metrics  # (namespace, name) → the PodMetrics object, parsed when first read
         self._prometheus = prometheus
         self.kubernetes_metrics = kubernetes_metrics
         self.warnings = warnings
@@ -154,17 +154,27 @@ class ActualUsage:
               now: Optional[float] = None, kubernetes_metrics: Optional[bool] = None) -> ActualUsage:
         warnings: list[str] = []
         nodes: dict[str, dict[str, int]] = {}
-        pods: dict[tuple[str, str], list] = {}
+        pods: dict[tuple[str, str], Any] = {}
         seen = False
+        stale: list[tuple[float, str]] = []
         for obj in metrics_objects:
             seen = True
-            if obj.get("kind") == "NodeMetrics":
+            kind = obj.get("kind")
+            if kind == "PodMetrics":
+                # only indexed here: a plan reads the usage of the few pods it evicts (see pod_usage)
+                meta = obj.get("metadata") or {}
+                pods[(meta.get("namespace") or "default", meta.get("name") or "")] = obj
+            elif kind == "NodeMetrics":
                 name, usage = _node_metrics(obj)
                 nodes[name] = usage
-                _warn_if_stale(warnings, f"NodeMetrics {name}", obj.get("timestamp"), now)
-            elif obj.get("kind") == "PodMetrics":
-                key, containers = _pod_metrics(obj)
-                pods[key] = containers
+                age = _age(warnings, f"NodeMetrics {name}", obj.get("timestamp"), now)
+                if age is not None and age > STALE_SECONDS:
+                    stale.append((age, name))
+        if stale:
+            oldest, name = max(stale)
+            warnings.append(f"NodeMetrics of {len(stale)} node(s) sampled more than {int(STALE_SECONDS)}s before now "
+                            f"(oldest: {name}, {int(oldest)}s); record metrics together with the snapshot (or set "
+                            "now to when they were taken)")
         answers = {}
         for query, body in (prometheus_results or {}).items():
             where = "prometheus_result" if query is ANY_QUERY else f"prometheus_result[{query!r}]"
@@ -184,18 +194,19 @@ class ActualUsage:
 
     def pod_usage(self, namespace: str, name: str, resources: Iterable[str]) -> dict[str, int]:
         """Σ over the PodMetrics containers, for the resources asked (pods excluded), in upstream units."""
-        containers = self._pod_metrics.get((namespace, name))
-        if containers is None:
+        recorded = self._pod_metrics.get((namespace, name))
+        if recorded is None:
             raise UsageUnavailable(f'unable to get podmetrics for "{namespace}"/"{name}": no PodMetrics recorded')
+        wanted = [r for r in resources if r != "pods"]
         totals: dict[str, int] = {}
-        for container_name, usage in containers:
-            for resource in resources:
-                if resource == "pods":
-                    continue
-                if resource not in usage:
-                    raise UsageUnavailable(f'pod {namespace}/{name}: container "{container_name}" is missing '
-                                           f'"{resource}" resource')
-                totals[resource] = totals.get(resource, 0) + usage[resource]
+        for container in recorded.get("containers") or ():
+            usage = container.get("usage") or {} if isinstance(container, Mapping) else {}
+            for resource in wanted:
+                amount = usage.get(resource)
+                if amount is None:
+                    raise UsageUnavailable(f'pod {namespace}/{name}: container "{container.get("name", "")}" is '
+                                           f'missing "{resource}" resource')
+                totals[resource] = totals.get(resource, 0) + _quantity(amount, f"PodMetrics {namespace}/{name}")
         return {r: scaled(r, amount) for r, amount in totals.items()}
 
     def has_pod_metrics(self) -> bool:
@@ -242,18 +253,11 @@ def _node_metrics(obj: Mapping[str, Any]) -> tuple[str, dict[str, int]]:
     return name, _quantities(usage, f"NodeMetrics {name}.usage")
 
 
-def _pod_metrics(obj: Mapping[str, Any]) -> tuple[tuple[str, str], list]:
-    meta = obj.get("metadata") or {}
-    key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
-    if not key[1]:
-        raise MetricsError("PodMetrics without metadata.name")
-    containers = []
-    for index, container in enumerate(obj.get("containers") or []):
-        where = f"PodMetrics {key[0]}/{key[1]}.containers[{index}]"
-        if not isinstance(container, Mapping):
-            raise MetricsError(f"{where}: expected {{name, usage}}")
-        containers.append((str(container.get("name") or ""), _quantities(container.get("usage") or {}, where)))
-    return key, containers
+def _quantity(amount: Any, where: str) -> int:
+    try:
+        return parse_quantity(amount)
+    except ValueError as exc:
+        raise MetricsError(f"{where}: {exc}") from exc
 
 
 def _quantities(usage: Mapping[str, Any], where: str) -> dict[str, int]:
@@ -266,17 +270,16 @@ def _quantities(usage: Mapping[str, Any], where: str) -> dict[str, int]:
     return result
 
 
-def _warn_if_stale(warnings: list[str], what: str, timestamp: Any, now: Optional[float]) -> None:
+def _age(warnings: list[str], what: str, timestamp: Any, now: Optional[float]) -> Optional[float]:
+    """Seconds between a sample's timestamp and now (None when either is unknown)."""
     if now is None or not timestamp:
-        return
+        return None
     try:
         moment = parse_time(timestamp)
     except ValueError:
         warnings.append(f"{what}: timestamp {timestamp!r} is not an RFC3339 time")
-        return
-    if moment is not None and now - moment > STALE_SECONDS:
-        warnings.append(f"{what}: sampled {int(now - moment)}s before now; record metrics together with the "
-                        "snapshot (or set now to when they were taken)")
+        return None
+    return None if moment is None else now - moment
 
 
 def _warn_stale_answer(warnings: list[str], answer: PrometheusAnswer, now: Optional[float]) -> None:

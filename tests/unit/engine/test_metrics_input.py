@@ -103,5 +103,6 @@ def test_a_body_that_is_not_prometheus_is_refused_up_front():
 def test_stale_samples_are_warned_about():
     actual = ActualUsage.build([node_metrics("n1", "1", "1Gi", timestamp="2026-11-22T10:00:00Z")],
                                {QUERY: vector(("n1", "0.5"), at=NOW - 3600)}, now=NOW)
-    assert any("NodeMetrics n1: sampled 7200s before now" in w for w in actual.warnings)
+    assert any("NodeMetrics of 1 node(s) sampled more than 300s before now (oldest: n1, 7200s)" in w
+               for w in actual.warnings)
     assert any(f"Prometheus answer for '{QUERY}' was evaluated 3600s before now" in w for w in actual.warnings)
