@@ -33,6 +33,9 @@ test: lint unit integration sanity compat
 
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/ansible-lint  # production profile, see .ansible-lint
+	$(BIN)/antsibull-changelog lint
+	$(BIN)/antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
 
 unit: venv
 	$(BIN)/pytest -q tests/unit
@@ -58,3 +61,10 @@ bench: venv
 
 clean:
 	rm -rf build $(VENV) $(COMPAT_VENV)
+# CHANGELOG.md from changelogs/changelog.yaml. A release: add fragments under changelogs/fragments/ as you go, then
+# `antsibull-changelog release --version X.Y.Z` and set galaxy.yml's version to X.Y.Z (a test checks they agree).
+.PHONY: changelog
+changelog: venv
+	$(BIN)/antsibull-changelog lint
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/antsibull-changelog generate
+
