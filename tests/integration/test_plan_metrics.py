@@ -200,3 +200,45 @@ def test_metrics_api_not_served_is_reported(emulator: Any, tmp_path: Path) -> No
     plan = results["plan"]
     assert plan["evictions"] == []
     assert "metrics.k8s.io/v1beta1 API is not served" in plan["errors"][0]["message"]
+
+
+# --- recording (metrics_record) and replaying offline ------------------------------------------------------------
+
+@pytest.mark.needs_emulator
+def test_recorded_metrics_replay_the_live_plan(emulator: Any, tmp_path: Path) -> None:
+    serve_metrics_api(emulator)
+    emulator.load(cluster_objects() + metrics_objects())
+    kubeconfig = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
+    metrics_file, answers_file = tmp_path / "metrics.json", tmp_path / "prometheus.json"
+    both_policies = metrics_policy()
+    both_policies["profiles"] += prometheus_policy()["profiles"]
+    both_policies["profiles"][1]["name"] = "psi"
+    with PrometheusStandIn({QUERY: SAMPLES}, token="s3cret") as prometheus:
+        both_policies["metricsProviders"] = [{"source": "KubernetesMetrics"},
+                                             {"source": "Prometheus", "prometheus": {"url": prometheus.url}}]
+        record = {"descheduler.fleet.metrics_record": {
+            **kubeconfig, "policy": both_policies, "dest": str(metrics_file), "prometheus_dest": str(answers_file),
+            "prometheus_url": prometheus.url, "prometheus_token": "s3cret", "now": NOW}}
+        live = plan_task(**kubeconfig, policy=both_policies, prometheus_url=prometheus.url, prometheus_token="s3cret")
+        process, results = run_tasks(tmp_path, [{**record, "register": "first"}, {**record, "register": "again"},
+                                                {**live, "register": "live"}])
+    assert results["first"]["changed"] is True, results["first"].get("msg")
+    assert results["first"]["node_metrics"] == 3 and results["first"]["pod_metrics"] == 5
+    assert results["first"]["samples"] == {QUERY: 3}
+    assert results["again"]["changed"] is False  # the same state recorded again: nothing to write
+    objects = [o for o in emulator.list("pods") + emulator.list("nodes")]
+    offline = plan_task(snapshot=write_snapshot(tmp_path, objects), policy=both_policies,
+                        metrics_file=str(metrics_file), prometheus_result=str(answers_file))
+    process, replayed = run_tasks(tmp_path, [offline])
+    assert replayed["plan"]["errors"] == [] and results["live"]["errors"] == []
+    assert [e["name"] for e in replayed["plan"]["evictions"]] == [e["name"] for e in results["live"]["evictions"]]
+    assert len(replayed["plan"]["evictions"]) == 3  # two by KubernetesMetrics, one by Prometheus
+
+
+def test_metrics_record_needs_a_query_for_prometheus_dest(tmp_path: Path, kube: Any) -> None:
+    process, results = run_tasks(tmp_path, [{"descheduler.fleet.metrics_record": {
+        **connection(kube), "prometheus_dest": str(tmp_path / "p.json")}, "register": "record",
+        "ignore_errors": True}])
+    assert results["record"]["failed"]
+    assert "no query to record" in results["record"]["msg"]
+    assert not (tmp_path / "p.json").exists()

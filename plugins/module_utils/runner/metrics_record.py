@@ -1,0 +1,129 @@
+"""Record a cluster's actual utilization next to its snapshot, so a load-aware plan can be replayed offline.
+
+Writes the NodeMetrics and PodMetrics the metrics API serves (``dest``, a ``kind: List`` the plan module reads as
+``metrics_file`` or as part of a snapshot) and the Prometheus instant-query answers of the queries a policy uses, or
+of the queries given (``prometheus_dest``, ``{query: answer}``, the plan module's ``prometheus_result``). Answers are
+taken at ``now`` (default: the current time): record the snapshot at the same moment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from typing import Any, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import metrics_needs
+
+
+class RecordRequestError(EngineError):
+    """A bad combination of options (names them and the fix)."""
+
+
+def run_record(params: Mapping[str, Any], check_mode: bool = False) -> dict:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
+
+    if not params.get("dest") and not params.get("prometheus_dest"):
+        raise RecordRequestError("give dest (NodeMetrics/PodMetrics file), prometheus_dest (Prometheus answers "
+                                 "file), or both")
+    api_client = build_api_client(params)
+    queries = _queries(params)
+    result: dict[str, Any] = {"changed": False, "files": {}, "queries": queries}
+    if params.get("dest"):
+        from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.metrics_api import (
+            MetricsApiUnavailable,
+            read_metrics,
+        )
+
+        try:
+            objects = read_metrics(api_client, params.get("page_size") or 500)
+        except MetricsApiUnavailable as exc:
+            raise RecordRequestError(f"dest: {exc}") from exc
+        text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=1, sort_keys=True) + "\n"
+        result["node_metrics"] = sum(1 for o in objects if o.get("kind") == "NodeMetrics")
+        result["pod_metrics"] = len(objects) - result["node_metrics"]
+        result["changed"] |= _write(params["dest"], text, check_mode)
+        result["files"]["dest"] = params["dest"]
+    if params.get("prometheus_dest"):
+        answers = _query_all(queries, params, api_client)
+        text = json.dumps(answers, indent=1, sort_keys=True) + "\n"
+        result["samples"] = {q: len((a.get("data") or {}).get("result") or []) for q, a in answers.items()}
+        result["changed"] |= _write(params["prometheus_dest"], text, check_mode)
+        result["files"]["prometheus_dest"] = params["prometheus_dest"]
+    return result
+
+
+def _queries(params: Mapping[str, Any]) -> list[str]:
+    queries = [str(q) for q in params.get("queries") or []]
+    document: Optional[Mapping[str, Any]] = None
+    if params.get("policy") is not None:
+        document = params["policy"]
+    elif params.get("kubedescheduler") is not None:
+        from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import policy_document
+        from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+
+        document = policy_document(params["kubedescheduler"], "KubeDescheduler", Snapshot([]),
+                                   params.get("prometheus_url"))
+    if document is not None:
+        queries += [q for q in metrics_needs(document)[1] if q not in queries]
+    if params.get("prometheus_dest") and not queries:
+        raise RecordRequestError("prometheus_dest: no query to record; give queries, or a policy/kubedescheduler "
+                                 "whose LowNodeUtilization uses a Prometheus query")
+    return queries
+
+
+def _query_all(queries: list[str], params: Mapping[str, Any], api_client: Any) -> dict:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
+
+    url = params.get("prometheus_url") or prom.monitoring_route_url(api_client)
+    if not url:
+        raise RecordRequestError("prometheus_url: not set and no openshift-monitoring/prometheus-k8s route found; "
+                                 "give the Prometheus URL")
+    token = params.get("prometheus_token")
+    secret = params.get("prometheus_token_secret") or {}
+    if not token and secret.get("name"):
+        token = prom.token_from_secret(api_client, secret["namespace"], secret["name"])
+    if not token:
+        token = prom.connection_token(api_client)
+    connection = prom.PrometheusConnection(url, token, params.get("prometheus_ca_cert"),
+                                           params.get("prometheus_validate_certs", True) is not False)
+    at = _moment(params.get("now"))
+    try:
+        return {query: prom.query_instant(connection, query, at) for query in queries}
+    except prom.PrometheusError as exc:
+        raise RecordRequestError(str(exc)) from exc
+
+
+def _moment(now: Any) -> float:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
+
+    if not now:
+        return datetime.now(UTC).timestamp()
+    try:
+        moment = parse_time(now)
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise RecordRequestError(f"now: invalid value {now!r}: an RFC3339 time such as 2026-11-22T12:00:00Z")
+    return moment
+
+
+def _write(path: str, text: str, check_mode: bool) -> bool:
+    """Write when the content differs (idempotent re-runs report no change); atomically, via a temporary file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == text:
+                return False
+    except OSError:
+        pass
+    if check_mode:
+        return True
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".metrics-record-")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(temporary, path)
+    return True
