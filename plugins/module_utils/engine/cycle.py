@@ -37,7 +37,7 @@ EXTENSION_POINTS = (("deschedule", "Deschedule"), ("balance", "Balance"))
 def cycle_nodes(snapshot: Snapshot, policy: Policy, order: Order = DETERMINISTIC) -> list[Node]:
     """Nodes matching the policy nodeSelector that are ready (a node without a Ready condition counts as ready)."""
     selector = parse_selector_string(policy.node_selector, "policy.nodeSelector")
-    return order.nodes([n for n in snapshot.sorted_nodes() if matches(selector, n.labels) and n.ready])
+    return order.nodes(snapshot.sorted_nodes(), lambda n: matches(selector, n.labels) and n.ready)
 
 
 def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DETERMINISTIC,

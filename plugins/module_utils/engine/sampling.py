@@ -11,9 +11,16 @@ orders it walks are not specified:
 
 ``Order`` is the single policy for all of these. ``DETERMINISTIC`` is the fixed order the engine has always used
 (nodes by name, pods by namespace/name, stable sorts with explicit tie-breaks): it is sample 0 and the plan's
-default. A shuffling ``Order`` draws, from a seeded generator, one of the orders upstream could use; stable sorts of
-shuffled lists put equal elements in random order, which covers the unstable sorts where the input is itself a
-listing (priority sorts, nodes by usage, pods by age).
+default. A sampling ``Order`` draws, from a seeded generator, the order a fresh descheduler's Go maps give:
+
+- a map of up to 8 entries is a single group of 8 slots filled in insertion order, and iteration starts at a
+  uniformly random slot and wraps around, so the order is a rotation of the insertion order (the identity being the
+  most likely); the dry-run informers receive nodes and pods in API order (name, namespace/name), so a node list of
+  up to 8 nodes and a node's pods (up to 8, terminal ones included) come in a rotation of that order;
+- a bigger map places its keys by a per-map random hash seed: modelled as a uniformly random permutation;
+- ``sort.Slice`` is deterministic given its input: insertion sort up to 12 elements, which keeps ties in input order
+  for a strict comparator and reverses them for one answering "less" on equal elements (the priority sort, the pods
+  of a topology domain); longer inputs are stable-sorted (they come from a randomly ordered listing anyway).
 
 ``sample_cycles`` runs the cycle once per sample on the same snapshot and policy and tallies, per pod, the share of
 cycles that evicted it.
@@ -25,10 +32,16 @@ import random
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import (
+    priority_sort_key,
+    sort_by_priority,
+)
 
 T = TypeVar("T")
 MAX_SAMPLES = 1000
 DEFAULT_SEED = 0
+GO_MAP_GROUP_SLOTS = 8  # a Go map this small is one group (swiss table) or one bucket (before Go 1.24)
+GO_INSERTION_SORT_MAX = 12  # sort.Slice (pdqsort) insertion-sorts inputs up to this length
 
 
 class Order:
@@ -41,37 +54,63 @@ class Order:
     def shuffled(self) -> bool:
         return self._rng is not None
 
-    def nodes(self, nodes: list[T]) -> list[T]:
-        """The node lister's order (once per cycle, shared by every plugin)."""
-        return self._shuffle(nodes)
+    def nodes(self, nodes: Sequence[T], keep: Callable[[T], bool]) -> list[T]:
+        """The node lister's order over all nodes (name order), keeping those ``keep`` admits; once per cycle."""
+        return self._listing(nodes, keep)
 
-    def pods(self, pods: list[T]) -> list[T]:
-        """The pods-by-node indexer's order: a fresh one on every listing. ``pods`` may be shuffled in place."""
-        if self._rng is not None and len(pods) > 1:
-            self._rng.shuffle(pods)
-        return pods
+    def pods(self, pods: Sequence[T], keep: Callable[[T], bool]) -> list[T]:
+        """The pods-by-node indexer's order over all pods of a node (namespace/name order, terminal and already
+        evicted ones included: they hold slots), keeping those ``keep`` admits; a fresh order on every listing."""
+        return self._listing(pods, keep)
 
-    def keys(self, items: Iterable[T]) -> list[T]:
-        """A Go map's iteration order over ``items`` (given in the deterministic order)."""
-        return self._shuffle(list(items))
+    def keys(self, items: Iterable[T], fixed: Optional[list[T]] = None) -> list[T]:
+        """A Go map's iteration order over ``items`` given in insertion order (``fixed``: the deterministic order,
+        when it is not the insertion order)."""
+        listed = list(items)
+        if self._rng is None:
+            return listed if fixed is None else fixed
+        return self._go_map_order(listed)
 
     def sort(self, items: Iterable[T], key: Callable[[T], Any], tie_break: Optional[Callable[[T], Any]] = None,
-             reverse: bool = False) -> list[T]:
-        """sort.Slice by ``key``: equal elements end up in any order (``tie_break`` orders them deterministically)."""
+             reverse: bool = False, ties_reversed: bool = False) -> list[T]:
+        """sort.Slice by ``key`` over ``items`` in their current order. Deterministic: stable, ``tie_break`` orders
+        equal elements. Sampled: as Go sorts them; ``ties_reversed`` for comparators answering "less" on equals."""
         listed = list(items)
-        if self._rng is not None:
-            self._rng.shuffle(listed)
-            return sorted(listed, key=key, reverse=reverse)
-        if tie_break is None:
-            return sorted(listed, key=key, reverse=reverse)
-        return sorted(listed, key=lambda item: (key(item), tie_break(item)), reverse=reverse)
+        if self._rng is None:
+            if tie_break is None:
+                return sorted(listed, key=key, reverse=reverse)
+            return sorted(listed, key=lambda item: (key(item), tie_break(item)), reverse=reverse)
+        if ties_reversed and len(listed) <= GO_INSERTION_SORT_MAX:
+            listed.reverse()  # Python's sorts keep ties in input order (reverse=True too): this reverses them
+        return sorted(listed, key=key, reverse=reverse)
 
-    def _shuffle(self, items: list[T]) -> list[T]:
-        if self._rng is None or len(items) < 2:
+    def priority_sort(self, pods: list[T], listed: Optional[int] = None) -> list[T]:
+        """SortPodsBasedOnPriorityLowToHigh: its comparator answers "less" for equal pods, so Go's insertion sort
+        reverses ties when the sorted list (``listed`` pods long, default ``len(pods)``) has at most 12 pods."""
+        if self._rng is None:
+            return sort_by_priority(pods)  # type: ignore[arg-type]
+        size = len(pods) if listed is None else listed
+        if size <= GO_INSERTION_SORT_MAX:
+            return sorted(reversed(pods), key=priority_sort_key)  # type: ignore[arg-type]
+        return sorted(pods, key=priority_sort_key)  # type: ignore[arg-type]
+
+    def _listing(self, items: Sequence[T], keep: Callable[[T], bool]) -> list[T]:
+        if self._rng is None:
+            return [item for item in items if keep(item)]
+        return [item for item in self._go_map_order(list(items)) if keep(item)]
+
+    def _go_map_order(self, items: list[T]) -> list[T]:
+        """Iteration order of a Go map whose keys were inserted in ``items`` order (see the module docstring)."""
+        count = len(items)
+        if count < 2:
             return items
-        shuffled = list(items)
-        self._rng.shuffle(shuffled)
-        return shuffled
+        if count > GO_MAP_GROUP_SLOTS:
+            shuffled = list(items)
+            self._rng.shuffle(shuffled)  # type: ignore[union-attr]
+            return shuffled
+        start = self._rng.randrange(GO_MAP_GROUP_SLOTS)  # type: ignore[union-attr]
+        slots = ((start + step) % GO_MAP_GROUP_SLOTS for step in range(GO_MAP_GROUP_SLOTS))
+        return [items[slot] for slot in slots if slot < count]
 
 
 DETERMINISTIC = Order()

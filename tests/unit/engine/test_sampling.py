@@ -83,6 +83,15 @@ def test_duplicates_each_sampled_cycle_is_a_valid_upstream_plan():
         assert len({e["name"] for e in evicted}) == 2
 
 
+def test_duplicate_frequencies_follow_the_rotation_of_the_pod_index():
+    """4 replicas in namespace/name order; Go starts the set's iteration at one of 8 slots: the identity (5/8)
+    keeps web-0 as the original and evicts web-2 and web-3; each other rotation (1/8) moves the pair."""
+    plan = compute_plan(duplicates_cluster(), duplicates_policy(), NOW, samples=1000, seed=4)
+    found = frequencies(plan)
+    assert found["web-2"] == pytest.approx(0.75, abs=0.04) and found["web-3"] == pytest.approx(0.75, abs=0.04)
+    assert found["web-0"] == pytest.approx(0.25, abs=0.04) and found["web-1"] == pytest.approx(0.25, abs=0.04)
+
+
 def test_per_node_cap_among_equal_duplicates_frequencies_add_up_to_the_cap():
     plan = compute_plan(duplicates_cluster(), duplicates_policy(maxNoOfPodsToEvictPerNode=1), NOW,
                         samples=SAMPLES, seed=3)
@@ -102,6 +111,15 @@ def test_low_node_utilization_equal_pods_share_one_eviction():
     assert sorted(found) == ["p0", "p1", "p2", "p3"]
     assert all(0 < f < 1 for f in found.values())
     assert sum(found.values()) == pytest.approx(1.0)
+
+
+def test_low_node_utilization_picks_as_go_sorts_a_rotated_listing():
+    """p0..p3 tie in the priority sort, whose comparator says "less" on equals: Go's insertion sort reverses the
+    listing, so the identity rotation (5/8) evicts p3 and each other rotation (1/8) one of p0, p1, p2."""
+    plan = compute_plan(lnu_cluster(), lnu_policy(), NOW, samples=1000, seed=6)
+    found = frequencies(plan)
+    assert found["p3"] == pytest.approx(5 / 8, abs=0.05)
+    assert all(found[name] == pytest.approx(1 / 8, abs=0.04) for name in ("p0", "p1", "p2"))
 
 
 def test_low_node_utilization_sampled_cycles_are_valid():
@@ -164,10 +182,39 @@ def test_same_seed_same_frequencies():
     assert first["sampling"]["seed"] == 1
 
 
-def test_shuffling_order_visits_every_permutation_of_a_small_list():
-    seen = {tuple(sampling.order_for_sample(i, 0).nodes(["a", "b", "c"])) for i in range(1, 200)}
-    assert len(seen) == 6
-    assert sampling.order_for_sample(0, 0).nodes(["c", "a", "b"]) == ["c", "a", "b"]
+def keep_all(_item: object) -> bool:
+    return True
+
+
+def test_a_small_go_map_iterates_in_a_rotation_of_its_insertion_order():
+    """Up to 8 keys sit in one group of 8 slots; iteration starts at a random slot: 3 keys → identity 6/8."""
+    drawn = [tuple(sampling.order_for_sample(i, 0).nodes(["a", "b", "c"], keep_all)) for i in range(1, 4001)]
+    assert set(drawn) == {("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")}
+    assert drawn.count(("a", "b", "c")) / len(drawn) == pytest.approx(6 / 8, abs=0.03)
+    assert drawn.count(("c", "a", "b")) / len(drawn) == pytest.approx(1 / 8, abs=0.02)
+    assert sampling.order_for_sample(0, 0).nodes(["c", "a", "b"], keep_all) == ["c", "a", "b"]
+
+
+def test_a_big_go_map_iterates_in_any_order():
+    items = list(range(9))
+    drawn = {tuple(sampling.order_for_sample(i, 0).keys(items)) for i in range(1, 200)}
+    assert len(drawn) > 150  # 9! orders: not a handful of rotations
+
+
+def test_removed_entries_keep_their_slots():
+    """An evicted pod leaves a hole: the others keep the rotation of the original slots."""
+    drawn = {tuple(sampling.order_for_sample(i, 0).pods(["a", "b", "c", "d"], lambda p: p != "b"))
+             for i in range(1, 400)}
+    assert drawn == {("a", "c", "d"), ("c", "d", "a"), ("d", "a", "c")}
+
+
+def test_go_insertion_sort_reverses_ties_of_a_comparator_saying_less_on_equals():
+    items = [("x", 1), ("y", 0), ("z", 1), ("w", 0)]
+    sampled = sampling.order_for_sample(1, 0)
+    assert sampled.sort(items, key=lambda i: i[1]) == [("y", 0), ("w", 0), ("x", 1), ("z", 1)]
+    assert sampled.sort(items, key=lambda i: i[1], ties_reversed=True) == [("w", 0), ("y", 0), ("z", 1), ("x", 1)]
+    long = [(str(n), n % 2) for n in range(13)]  # past 12 elements Go's pdqsort: kept stable here
+    assert sampled.sort(long, key=lambda i: i[1], ties_reversed=True)[0] == ("0", 0)
 
 
 def test_deterministic_sort_breaks_ties_and_shuffled_sort_keeps_the_key_order():

@@ -13,7 +13,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.l
     UNDER,
     validate_thresholds,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import sort_by_priority
 
 NAME = "HighNodeUtilization"
 EXTENSION_POINT = "balance"
@@ -52,7 +51,8 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
         pods = [p for p in handle.pods_on_node(info.node.name) if removable(p)]
         if not pods:
             continue
-        if not nu.evict_from_node(handle, info, sort_by_priority(pods), resources, available, destination_taints,
+        ordered = handle.order.priority_sort(pods)
+        if not nu.evict_from_node(handle, info, ordered, resources, available, destination_taints,
                                   excluded, _keep_going, _reason(info, thresholds)):
             return
 

@@ -10,7 +10,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import UsageUnavailable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization as nu
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization_metrics as num
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import sort_by_priority
 
 NAME = "LowNodeUtilization"
 # node classes recorded in the plan (docs/plan-format.md)
@@ -160,7 +159,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
         removable = [p for p in handle.pods_on_node(info.node.name) if handle.filter(p)]
         if not removable:
             continue
-        if not nu.evict_from_node(handle, info, sort_by_priority(removable), resources, available,
+        if not nu.evict_from_node(handle, info, handle.order.priority_sort(removable), resources, available,
                                   destination_taints, excluded, _keep_going, _reason(info, thresholds), node_limit,
                                   reader):
             return

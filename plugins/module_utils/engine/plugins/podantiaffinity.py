@@ -17,10 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.c
     PodFilter,
     optional_label_selector,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import (
-    anti_affinity_namespaces,
-    sort_by_priority,
-)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import anti_affinity_namespaces
 
 NAME = "RemovePodsViolatingInterPodAntiAffinity"
 EXTENSION_POINT = "deschedule"
@@ -150,8 +147,9 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     partners = Partners(by_namespace, nodes)
     for node in handle.nodes:
         # only pods owning a term can be evicted; a stable sort of just them keeps their relative order
-        owners = [p for p in by_node.get(node.name, ()) if p.anti_affinity_terms]
-        if not _deschedule_node(handle, node, sort_by_priority(owners), partners):
+        listed = by_node.get(node.name, [])
+        owners = [p for p in listed if p.anti_affinity_terms]
+        if not _deschedule_node(handle, node, handle.order.priority_sort(owners, len(listed)), partners):
             return
 
 

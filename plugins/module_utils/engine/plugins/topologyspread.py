@@ -242,7 +242,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
         for pod in handle.pods_on_node(node.name):
             if pod_filter.namespace_ok(pod) and pod_filter.labels_ok(pod) and handle.filter(pod, record=False):
                 by_namespace.setdefault(pod.namespace, []).append(pod)
-    for namespace in handle.order.keys(sorted(by_namespace)):  # a Go map upstream
+    for namespace in handle.order.keys(by_namespace, fixed=sorted(by_namespace)):  # GroupByNamespace: a Go map
         pods = by_namespace[namespace]
         constraints = _constraints(handle, pods, wanted)
         if constraints:
@@ -317,7 +317,8 @@ def _balance_domains(state: _Run, constraint: Constraint, domains: dict[str, lis
     """balanceDomains: the i/j walk over domains sorted by size, marking pods to move from j to i."""
     ideal = total / len(domains)
     order = state.handle.order  # domains come from a Go map and both sorts are sort.Slice upstream
-    ordered = order.sort(((value, order.sort(pods, domain_pod_order)) for value, pods in domains.items()),
+    ordered = order.sort(((value, order.sort(pods, domain_pod_order, ties_reversed=True))
+                          for value, pods in order.keys(domains.items())),
                          key=lambda item: len(item[1]), tie_break=lambda item: item[0])
     fits = _below_average_fit(state, constraint, ordered, ideal)
     i, j = 0, len(ordered) - 1
