@@ -277,3 +277,13 @@ def test_deviation_thresholds_are_built_around_the_average_of_requests():
     # average cpu requests 25%: low 15% (0.6 cores), high 35% (1.4 cores); memory and pods ignored (0)
     assert classes == {"n1": "overutilized", "n2": "underutilized", "n3": "underutilized", "n4": "overutilized"}
     assert len(plan["evictions"]) == 2  # 3.6 → 2.1 → 0.6 cores: both pods of n1 go while n1 stays above 1.4
+
+
+def test_a_non_numeric_sample_counts_as_zero_and_the_warning_says_why():
+    results = prometheus_answers(HOT_NODES, HOT_PODS)
+    cpu_query, _memory_query = loadaware.node_queries("n2")
+    results[cpu_query]["data"]["result"][0]["value"][1] = "not-a-number"
+    plan = plan_with(hot_cluster(), la_policy(CCE_ARGS), results)
+    warning = next(w for w in plan["warnings"] if "LoadAware: no usage data" in w)
+    assert "n2 cpu" in warning and "non-numeric" in warning
+    assert [e["name"] for e in plan["evictions"]] == ["big"]  # n2 at 0% cpu is still a destination

@@ -193,11 +193,13 @@ class UsageSource:
         for resource, query in zip(("cpu", "memory"), node_queries(node.name, self.duration), strict=True):
             try:
                 values = self.actual.prometheus_values(query)
-            except UsageUnavailable:
+            except UsageUnavailable as exc:  # no answer, an error answer or a non-numeric sample
+                self.missing.append(f"{node.name} {resource}: {exc}")
                 values = {}
-            if not values:  # "no data found": the fraction stays 0
-                self.missing.append(f"{node.name} {resource} (query {query})")
-            fractions[resource] = next(iter(values.values()), 0.0)  # only the first series is read
+            else:
+                if not values:  # "no data found"
+                    self.missing.append(f"{node.name} {resource}: empty answer to {query}")
+            fractions[resource] = next(iter(values.values()), 0.0)  # only the first series is read; else 0
         return fractions
 
     def pod_usage(self, pod: Pod) -> Optional[dict[str, Decimal]]:
@@ -454,7 +456,8 @@ def _warn_missing(handle: PluginHandle, source: UsageSource) -> None:
     more = f" and {len(source.missing) - MAX_NAMED} more" if len(source.missing) > MAX_NAMED else ""
     handle.state.warnings.append(
         f"profile {handle.profile}: {NAME}: no usage data for {named}{more}: Volcano's descheduler counts such a "
-        "node as 0% used (record the answers of these queries next to the snapshot)")
+        "node as 0% used. The plan does not send LoadAware's queries itself: record Prometheus' answers to them "
+        "(prometheus_result keyed by query; docs/engine.md lists the queries)")
 
 
 def _record_reading(handle: PluginHandle, source: UsageSource, loads: Iterable[NodeLoad]) -> None:
