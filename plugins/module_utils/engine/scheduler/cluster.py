@@ -9,11 +9,34 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model imp
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import milli_value, value
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
     BASIC_RESOURCES,
+    AffinityTerm,
     SchedPod,
 )
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+class TermIndex:
+    """Affinity terms of bound pods, each distinct term once, with how many pods carry it per topology value."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple, tuple[AffinityTerm, dict[str, int]]] = {}
+
+    def update(self, terms: list[AffinityTerm], node: NodeInfo, sign: int) -> None:
+        for term in terms:
+            value = node.labels.get(term.topology_key)
+            if value is None:
+                continue  # a term whose key the node lacks matches no domain
+            entry = self.entries.get(term.identity)
+            if entry is None:
+                entry = self.entries[term.identity] = (term, {})
+            counts = entry[1]
+            counts[value] = counts.get(value, 0) + sign
+            if counts[value] == 0:
+                del counts[value]
+                if not counts:
+                    del self.entries[term.identity]
 
 
 class NodeInfo:
@@ -98,6 +121,11 @@ class Cluster:
         self.pods_by_namespace: dict[str, dict[str, SchedPod]] = {}
         self.owner_counts: dict[str, dict[int, int]] = {}  # controller uid → node index → live pods
         self.affinity_pod_count = 0
+        # bound pods' terms that act on other pods: required anti-affinity (filter), required affinity
+        # (hardPodAffinityWeight) and preferred terms (score)
+        self.required_anti = TermIndex()
+        self.required_affinity = TermIndex()
+        self.preferred = TermIndex()  # anti-affinity terms carry a negative weight
         self.next_start = 0  # upstream nextStartNodeIndex
 
     def bind(self, pod: SchedPod, node_name: str) -> Optional[NodeInfo]:
@@ -107,11 +135,12 @@ class Cluster:
         node.add(pod, 1)
         self.location[pod.key] = node
         self.pods_by_namespace.setdefault(pod.namespace, {})[pod.key] = pod
-        if pod.owner_uid:
+        if pod.owner_uid and not pod.terminating:  # spreading ignores terminating pods
             counts = self.owner_counts.setdefault(pod.owner_uid, {})
             counts[node.index] = counts.get(node.index, 0) + 1
         if pod.has_affinity:
             self.affinity_pod_count += 1
+            self._index_terms(pod, node, 1)
         return node
 
     def unbind(self, pod: SchedPod) -> Optional[NodeInfo]:
@@ -120,12 +149,19 @@ class Cluster:
             return None
         node.add(pod, -1)
         self.pods_by_namespace.get(pod.namespace, {}).pop(pod.key, None)
-        if pod.owner_uid:
+        if pod.owner_uid and not pod.terminating:
             counts = self.owner_counts[pod.owner_uid]
             counts[node.index] -= 1
         if pod.has_affinity:
             self.affinity_pod_count -= 1
+            self._index_terms(pod, node, -1)
         return node
+
+    def _index_terms(self, pod: SchedPod, node: NodeInfo, sign: int) -> None:
+        self.required_anti.update(pod.anti_affinity, node, sign)
+        self.required_affinity.update(pod.affinity, node, sign)
+        self.preferred.update(pod.preferred_affinity, node, sign)
+        self.preferred.update(pod.preferred_anti_affinity, node, sign)
 
     def node_of(self, pod: SchedPod) -> Optional[NodeInfo]:
         return self.location.get(pod.key)

@@ -8,7 +8,10 @@ from typing import Any, Mapping, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import MAX_NODE_SCORE, SKIP
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
+    AffinityTerm,
+    SchedPod,
+)
 
 NAME = "InterPodAffinity"
 REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -20,6 +23,36 @@ def _add(counts: dict, key: str, node: NodeInfo, amount: int) -> None:
     value = node.labels.get(key)
     if value is not None:
         counts[(key, value)] = counts.get((key, value), 0) + amount
+
+
+def _candidates(term: AffinityTerm, cluster: Cluster) -> list[SchedPod]:
+    if term.namespace_selector is None:
+        return [p for ns in term.namespaces for p in cluster.pods_by_namespace.get(ns, {}).values()]
+    return [p for pods in cluster.pods_by_namespace.values() for p in pods.values()]
+
+
+def _matching_all(terms: list[AffinityTerm], cluster: Cluster) -> dict:
+    """Required affinity: a bound pod counts, in every term's domain, only when it matches all the terms."""
+    counts: dict = {}
+    if not terms:
+        return counts
+    for other in _candidates(terms[0], cluster):
+        if all(term.matches(other, cluster.namespace_labels) for term in terms):
+            for term in terms:
+                _add(counts, term.topology_key, cluster.location[other.key], 1)
+    return counts
+
+
+def _matching_pods(terms: list[AffinityTerm], cluster: Cluster, amount: Optional[int]) -> dict:
+    """Per (topology key, value): bound pods each term selects, times ``amount`` (None: the term's weight).
+    Only the namespaces a term can select are read."""
+    counts: dict = {}
+    for term in terms:
+        weight = term.weight if amount is None else amount
+        for other in _candidates(term, cluster):
+            if term.matches(other, cluster.namespace_labels):
+                _add(counts, term.topology_key, cluster.location[other.key], weight)
+    return counts
 
 
 class InterPodAffinity:
@@ -35,25 +68,17 @@ class InterPodAffinity:
 
     # ---- filter ----
     def pre_filter(self, pod: SchedPod, cluster: Cluster) -> Any:
-        if cluster.affinity_pod_count == 0 and not pod.affinity and not pod.anti_affinity:
+        if not cluster.required_anti.entries and not pod.affinity and not pod.anti_affinity:
             return SKIP
         namespaces = cluster.namespace_labels
         existing_anti: dict = {}
-        affinity_counts: dict = {}
-        anti_counts: dict = {}
-        for node in cluster.nodes:
-            for other in node.affinity_pods:
-                for term in other.anti_affinity:
-                    if term.matches(pod, namespaces):
-                        _add(existing_anti, term.topology_key, node, 1)
-            if pod.affinity or pod.anti_affinity:
-                for other in node.pods:
-                    for term in pod.affinity:
-                        if term.matches(other, namespaces):
-                            _add(affinity_counts, term.topology_key, node, 1)
-                    for term in pod.anti_affinity:
-                        if term.matches(other, namespaces):
-                            _add(anti_counts, term.topology_key, node, 1)
+        for term, counts in cluster.required_anti.entries.values():
+            if term.matches(pod, namespaces):
+                for value, count in counts.items():
+                    key = (term.topology_key, value)
+                    existing_anti[key] = existing_anti.get(key, 0) + count
+        affinity_counts = _matching_all(pod.affinity, cluster)
+        anti_counts = _matching_pods(pod.anti_affinity, cluster, 1)
         matches_itself = all(term.matches(pod, namespaces) for term in pod.affinity)
         return existing_anti, affinity_counts, anti_counts, matches_itself
 
@@ -89,27 +114,20 @@ class InterPodAffinity:
         if not has_preferred and cluster.affinity_pod_count == 0:
             return SKIP
         namespaces = cluster.namespace_labels
-        scores: dict = {}
-        for node in cluster.nodes:
-            for other in node.pods if has_preferred else node.affinity_pods:
-                for term in pod.preferred_affinity:
-                    if term.matches(other, namespaces):
-                        _add(scores, term.topology_key, node, term.weight)
-                for term in pod.preferred_anti_affinity:
-                    if term.matches(other, namespaces):
-                        _add(scores, term.topology_key, node, -term.weight)
-                if not other.has_affinity:
+        # the pod's preferred terms against bound pods (anti-affinity weights are negative)
+        scores = _matching_pods(pod.preferred_affinity + pod.preferred_anti_affinity, cluster, None)
+        # bound pods' terms against the pod: required affinity (hardPodAffinityWeight), preferred (their weight)
+        indexes = [(cluster.required_affinity, self.hard_weight), (cluster.preferred, None)]
+        for index, weight in indexes:
+            if weight == 0:
+                continue
+            for term, counts in index.entries.values():
+                if not term.matches(pod, namespaces):
                     continue
-                if self.hard_weight > 0:
-                    for term in other.affinity:
-                        if term.matches(pod, namespaces):
-                            _add(scores, term.topology_key, node, self.hard_weight)
-                for term in other.preferred_affinity:
-                    if term.matches(pod, namespaces):
-                        _add(scores, term.topology_key, node, term.weight)
-                for term in other.preferred_anti_affinity:
-                    if term.matches(pod, namespaces):
-                        _add(scores, term.topology_key, node, -term.weight)
+                amount = weight if weight is not None else term.weight
+                for value, count in counts.items():
+                    key = (term.topology_key, value)
+                    scores[key] = scores.get(key, 0) + amount * count
         return scores if scores else SKIP
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:

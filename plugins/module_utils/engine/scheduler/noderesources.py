@@ -128,6 +128,9 @@ class NodeResourcesFit:
         self.ignored = frozenset(args.get("ignoredResources") or ())
         self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
         weights = [w for _, w in self.resources]
+        # the usual resources (cpu and memory, any weights) take a shorter path: most of the preview's time
+        self.cpu_memory = [r for r, _ in self.resources] == ["cpu", "memory"]
+        self.per_resource = least_requested_score if self.strategy == "LeastAllocated" else most_requested_score
         if self.strategy == "LeastAllocated":
             self.scorer = weighted_scorer(least_requested_score, weights)
         elif self.strategy == "MostAllocated":
@@ -164,6 +167,8 @@ class NodeResourcesFit:
         return None
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
+        if self.cpu_memory and self.strategy != "RequestedToCapacityRatio":
+            return self._cpu_memory_score(pod, node)
         requested = []
         allocatable = []
         for resource, _ in self.resources:
@@ -174,6 +179,34 @@ class NodeResourcesFit:
 
     def normalize(self, state: Any, scores: list[int]) -> None:
         return None
+
+    def score_many(self, pod: SchedPod, state: Any, nodes: list[NodeInfo]) -> list[int]:
+        if not (self.cpu_memory and self.strategy != "RequestedToCapacityRatio"):
+            return [self.score(pod, state, n) for n in nodes]
+        (_, cpu_weight), (_, memory_weight) = self.resources
+        both = cpu_weight + memory_weight
+        per_resource = self.per_resource
+        cpu, memory = pod.nonzero_cpu, pod.nonzero_memory
+        result = []
+        for n in nodes:
+            if n.alloc_cpu and n.alloc_memory:
+                result.append((per_resource(n.nonzero_cpu + cpu, n.alloc_cpu) * cpu_weight
+                               + per_resource(n.nonzero_memory + memory, n.alloc_memory) * memory_weight) // both)
+            else:
+                result.append(self._cpu_memory_score(pod, n))
+        return result
+
+    def _cpu_memory_score(self, pod: SchedPod, node: NodeInfo) -> int:
+        """weighted_scorer for [cpu, memory] without building lists (same integer arithmetic)."""
+        (_, cpu_weight), (_, memory_weight) = self.resources
+        total = weight_sum = 0
+        if node.alloc_cpu:
+            total += self.per_resource(node.nonzero_cpu + pod.nonzero_cpu, node.alloc_cpu) * cpu_weight
+            weight_sum += cpu_weight
+        if node.alloc_memory:
+            total += self.per_resource(node.nonzero_memory + pod.nonzero_memory, node.alloc_memory) * memory_weight
+            weight_sum += memory_weight
+        return total // weight_sum if weight_sum else 0
 
 
 def _shape(strategy: Mapping[str, Any], field: str) -> list[tuple[int, int]]:

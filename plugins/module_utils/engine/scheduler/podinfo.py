@@ -63,7 +63,7 @@ def host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
 
 
 def extract_extras(obj: Mapping[str, Any]) -> Optional[dict]:
-    """The scheduling fields of a raw pod the slim model drops; None when the pod has none of them."""
+    """The scheduling fields of a raw pod the slim model drops; None when the model alone describes the pod."""
     spec = obj.get("spec") or {}
     affinity = spec.get("affinity") or {}
     extras: dict[str, Any] = {}
@@ -76,9 +76,20 @@ def extract_extras(obj: Mapping[str, Any]) -> Optional[dict]:
     for key in ("podAffinity", "podAntiAffinity"):
         if affinity.get(key):
             extras[key] = affinity[key]
-    extras["nonzero"] = nonzero_requests(spec)
-    extras["containerCpu"] = container_cpu(spec)
-    return extras
+    if _needs_defaults(spec):  # otherwise the non-zero requests are the requests
+        extras["nonzero"] = nonzero_requests(spec)
+    cpu = container_cpu(spec)
+    if any(limit is not None or request is None for request, limit in cpu[0]) or cpu[1]:
+        extras["containerCpu"] = cpu  # otherwise Trimaran's prediction follows from the requests
+    return extras or None
+
+
+def _needs_defaults(spec: Mapping[str, Any]) -> bool:
+    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        requests = (container.get("resources") or {}).get("requests") or {}
+        if "cpu" not in requests or "memory" not in requests:
+            return True
+    return False
 
 
 def container_cpu(spec: Mapping[str, Any]) -> tuple:
@@ -122,7 +133,7 @@ class ExtrasIndex:
 class AffinityTerm:
     """A PodAffinityTerm compiled for the pod that declares it (upstream framework.AffinityTerm)."""
 
-    __slots__ = ("selector", "namespaces", "namespace_selector", "topology_key", "weight")
+    __slots__ = ("selector", "namespaces", "namespace_selector", "topology_key", "weight", "identity")
 
     def __init__(self, raw: Mapping[str, Any], owner_namespace: str, owner_labels: Mapping[str, str],
                  weight: int = 0) -> None:
@@ -144,6 +155,8 @@ class AffinityTerm:
         self.namespace_selector: Selector = compile_label_selector(ns_selector, "namespaceSelector")
         self.topology_key: str = str(raw.get("topologyKey") or "")
         self.weight = weight
+        # equal terms (the replicas of one workload) are indexed once
+        self.identity = (self.topology_key, self.selector, self.namespaces, self.namespace_selector, weight)
 
     def matches(self, pod: SchedPod, namespace_labels: Mapping[str, Mapping[str, str]]) -> bool:
         if pod.namespace not in self.namespaces:
@@ -158,8 +171,9 @@ def _terms(block: Any, namespace: str, labels: Mapping[str, str]) -> list[Affini
     return [AffinityTerm(t, namespace, labels) for t in block or []]
 
 
-def _weighted(block: Any, namespace: str, labels: Mapping[str, str]) -> list[AffinityTerm]:
-    return [AffinityTerm(w.get("podAffinityTerm") or {}, namespace, labels, int(w.get("weight") or 0))
+def _weighted(block: Any, namespace: str, labels: Mapping[str, str], sign: int) -> list[AffinityTerm]:
+    """Preferred terms; anti-affinity ones carry a negative weight (they subtract from a node's score)."""
+    return [AffinityTerm(w.get("podAffinityTerm") or {}, namespace, labels, sign * int(w.get("weight") or 0))
             for w in block or []]
 
 
@@ -169,7 +183,8 @@ class SchedPod:
     __slots__ = (
         "model", "key", "namespace", "name", "labels", "owner_uid", "owner_kind", "scheduler_name", "requests",
         "nonzero_cpu", "nonzero_memory", "host_ports", "affinity", "anti_affinity", "preferred_affinity",
-        "preferred_anti_affinity", "terminating", "container_cpu",
+        "preferred_anti_affinity", "terminating", "container_cpu", "has_affinity", "cpu", "memory", "ephemeral",
+        "scalar",
     )
 
     def __init__(self, model: Pod, extras: Optional[Mapping[str, Any]]) -> None:
@@ -185,9 +200,8 @@ class SchedPod:
         self.scheduler_name: str = extras.get("schedulerName") or DEFAULT_SCHEDULER
         self.requests = model.requests
         nonzero = extras.get("nonzero")
-        if nonzero is None:  # no raw object seen: the pod-level totals, defaulted when absent
-            nonzero = (milli_value(model.requests.get("cpu", 0)) or DEFAULT_MILLI_CPU_REQUEST,
-                       value(model.requests.get("memory", 0)) or DEFAULT_MEMORY_REQUEST)
+        if nonzero is None:  # every container asks cpu and memory, so no default applies
+            nonzero = (milli_value(model.requests.get("cpu", 0)), value(model.requests.get("memory", 0)))
         self.nonzero_cpu, self.nonzero_memory = nonzero
         self.host_ports: tuple = tuple(extras.get("hostPorts") or ())
         affinity = extras.get("podAffinity") or {}
@@ -199,21 +213,28 @@ class SchedPod:
                                self.labels)
         self.anti_affinity = _terms(required_anti, self.namespace, self.labels)
         self.preferred_affinity = _weighted(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                                            self.namespace, self.labels)
+                                            self.namespace, self.labels, 1)
         self.preferred_anti_affinity = _weighted(anti.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                                                 self.namespace, self.labels)
+                                                 self.namespace, self.labels, -1)
         self.terminating = model.terminating
         self.container_cpu = extras.get("containerCpu")
-
-    @property
-    def has_affinity(self) -> bool:
-        return bool(self.affinity or self.anti_affinity or self.preferred_affinity or self.preferred_anti_affinity)
+        self.has_affinity = bool(self.affinity or self.anti_affinity or self.preferred_affinity
+                                 or self.preferred_anti_affinity)
+        # requests as the scheduler counts them (cpu in millis, the rest in units), computed once
+        self.cpu = milli_value(self.requests.get("cpu", 0))
+        self.memory = value(self.requests.get("memory", 0))
+        self.ephemeral = value(self.requests.get("ephemeral-storage", 0))
+        self.scalar = {k: value(v) for k, v in self.requests.items() if k not in BASIC_RESOURCES and v > 0}
 
     def request_milli_cpu(self) -> int:
-        return milli_value(self.requests.get("cpu", 0))
+        return self.cpu
 
     def request_value(self, resource: str) -> int:
-        return value(self.requests.get(resource, 0))
+        if resource == "memory":
+            return self.memory
+        if resource == "ephemeral-storage":
+            return self.ephemeral
+        return self.scalar.get(resource, 0)
 
     def scalar_requests(self) -> dict[str, int]:
-        return {k: value(v) for k, v in self.requests.items() if k not in BASIC_RESOURCES and v > 0}
+        return self.scalar

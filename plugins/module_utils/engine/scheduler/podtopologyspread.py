@@ -34,10 +34,12 @@ SYSTEM_DEFAULTS = ((HOSTNAME, 3), (ZONE, 5))
 
 
 class Constraint:
-    __slots__ = ("max_skew", "topology_key", "when", "matches", "min_domains", "honor_affinity", "honor_taints")
+    __slots__ = ("max_skew", "topology_key", "when", "matches", "min_domains", "honor_affinity", "honor_taints",
+                 "owner_uid")
 
     def __init__(self, max_skew: int, topology_key: str, when: str, matcher: Callable[[SchedPod], bool],
-                 min_domains: int = 1, honor_affinity: bool = True, honor_taints: bool = False) -> None:
+                 min_domains: int = 1, honor_affinity: bool = True, honor_taints: bool = False,
+                 owner_uid: str = "") -> None:
         self.max_skew = max_skew
         self.topology_key = topology_key
         self.when = when
@@ -45,6 +47,7 @@ class Constraint:
         self.min_domains = min_domains
         self.honor_affinity = honor_affinity
         self.honor_taints = honor_taints
+        self.owner_uid = owner_uid  # set for the default constraints: their pods are counted per controller
 
     def includes(self, pod: SchedPod, node: NodeInfo) -> bool:
         """matchNodeInclusionPolicies: nodeAffinityPolicy (Honor by default), nodeTaintsPolicy (Ignore)."""
@@ -100,7 +103,8 @@ class PodTopologySpread:
     def _defaults(self, pod: SchedPod, when: str) -> list[Constraint]:
         if not pod.owner_uid or pod.owner_kind not in ("ReplicaSet", "StatefulSet", "ReplicationController"):
             return []  # DefaultSelector finds no Service/ReplicaSet/StatefulSet selector: no default spreading
-        return [Constraint(skew, key, w, _owner_matcher(pod)) for key, skew, w in self.defaults if w == when]
+        return [Constraint(skew, key, w, _owner_matcher(pod), owner_uid=pod.owner_uid)
+                for key, skew, w in self.defaults if w == when]
 
     def constraints(self, pod: SchedPod, when: str) -> list[Constraint]:
         if pod.model.spread_constraints:
@@ -184,6 +188,9 @@ class PodTopologySpread:
                values: list[dict[str, int]], host_counts: dict) -> None:
         """Matching pods per topology value (nodes passing the inclusion policies) and per node (hostname)."""
         keys = [c.topology_key for c in constraints]
+        if all(c.owner_uid for c in constraints) and pod.namespace:
+            PodTopologySpread._count_by_owner(pod, cluster, constraints, require_all, values, host_counts)
+            return
         for other in cluster.pods_by_namespace.get(pod.namespace, {}).values():
             node = cluster.location[other.key]
             for i, c in enumerate(constraints):
@@ -197,6 +204,28 @@ class PodTopologySpread:
                 value = node.labels.get(c.topology_key, "")
                 if value in values[i] and c.includes(pod, node):
                     values[i][value] += 1
+
+    @staticmethod
+    def _count_by_owner(pod: SchedPod, cluster: Cluster, constraints: list[Constraint], require_all: bool,
+                        values: list[dict[str, int]], host_counts: dict) -> None:
+        """The same counts from the cluster's live pods per controller and node (no scan of the namespace)."""
+        keys = [c.topology_key for c in constraints]
+        for index, count in cluster.owner_counts.get(pod.owner_uid, {}).items():
+            if count <= 0:
+                continue
+            node = cluster.nodes[index]
+            for i, c in enumerate(constraints):
+                if c.topology_key == HOSTNAME:
+                    host_counts.setdefault(index, [0] * len(constraints))[i] += count
+                    continue
+                if require_all and not all(k in node.labels for k in keys):
+                    continue
+                value = node.labels.get(c.topology_key, "")
+                if value in values[i] and c.includes(pod, node):
+                    values[i][value] += count
+
+    def score_many(self, pod: SchedPod, state: Any, nodes: list[NodeInfo]) -> list[int]:
+        return [self.score(pod, state, n) for n in nodes]
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
         constraints, ignored, values, host_counts, weights = state

@@ -26,8 +26,12 @@ def untolerated_taint(tolerations: list, taints: list) -> Optional[dict]:
     return None
 
 
-def count_intolerable_prefer_no_schedule(tolerations: list, taints: list) -> int:
-    prefer = [t for t in tolerations if (t.get("effect") or "") in ("", "PreferNoSchedule")]
+def prefer_tolerations(tolerations: list) -> list:
+    """The tolerations that can tolerate a PreferNoSchedule taint (that effect, or any effect)."""
+    return [t for t in tolerations if (t.get("effect") or "") in ("", "PreferNoSchedule")]
+
+
+def count_intolerable_prefer_no_schedule(prefer: list, taints: list) -> int:
     count = 0
     for taint in taints:
         if taint.get("effect") != "PreferNoSchedule":
@@ -48,10 +52,13 @@ class TaintToleration:
         return None if untolerated_taint(pod.model.tolerations, node.taints) is None else (REASON,)
 
     def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
-        return None
+        return prefer_tolerations(pod.model.tolerations)
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
-        return count_intolerable_prefer_no_schedule(pod.model.tolerations, node.taints)
+        return count_intolerable_prefer_no_schedule(state, node.taints) if node.taints else 0
+
+    def score_many(self, pod: SchedPod, state: Any, nodes: list[NodeInfo]) -> list[int]:
+        return [count_intolerable_prefer_no_schedule(state, n.taints) if n.taints else 0 for n in nodes]
 
     def normalize(self, state: Any, scores: list[int]) -> None:
         default_normalize_score(scores, reverse=True)

@@ -24,6 +24,7 @@ UsageLookup = Callable[[str], Optional[int]]
 
 def predicted_cpu(pod: SchedPod, default_millis: int, multiplier: float) -> int:
     """Σ containers (limit if set, else request × multiplier, else the default) + overhead."""
+    # without recorded containers every container asks cpu and sets no limit: the sum is the pod's request
     containers, overhead = pod.container_cpu or (((pod.request_milli_cpu() or None, None),), 0)
     total = 0.0
     for request, limit in containers:
