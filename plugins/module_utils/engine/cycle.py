@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubevirt_migration
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
     NAME as DEFAULT_EVICTOR,
@@ -19,7 +20,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels im
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import REGISTRY
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import (
-    FORK_FILTER_PLUGINS,
     Policy,
     Profile,
 )
@@ -58,13 +58,12 @@ def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DET
         if p.name not in evictors:
             evictors[p.name] = DefaultEvictor(p.args[DEFAULT_EVICTOR], p.priority_threshold, snapshot, now)
     for profile in policy.profiles:
-        for name in FORK_FILTER_PLUGINS:
-            if name in profile.filters or name in profile.pre_eviction_filters:
-                state.warnings.append(f"profile {profile.name}: the OpenShift-fork plugin {name} is not simulated; "
-                                      "the plan treats every pod as allowed by it")
+        warning = kubevirt_migration.warning_for(profile, snapshot)  # the fork's only filter plugin
+        if warning is not None:
+            state.warnings.append(warning)
     for attribute, point in EXTENSION_POINTS:
         for profile in policy.profiles:
-            extra_filters = _pre_eviction_filters(profile)
+            extra_filters = _pre_eviction_filters(profile) + kubevirt_migration.checks_for(profile, snapshot)
             for name in getattr(profile, attribute):
                 handle = PluginHandle(state, profile.name, name, point, evictors[profile.name], extra_filters)
                 _run_plugin(handle, profile.args[name])

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine import evictor as default_evictor
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubevirt_migration
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import parse_selector_string
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import REGISTRY
@@ -29,7 +30,7 @@ TOP_LEVEL_FIELDS = (
 EXTENSION_POINTS = ("presort", "sort", "deschedule", "balance", "filter", "preevictionfilter")
 MAX_PRIORITY_THRESHOLD = 2_000_000_000
 MIN_INT32 = -(2**31)
-# Plugins of the OpenShift fork that upstream does not have: accepted, not simulated (see docs/engine.md).
+# Plugins of the OpenShift fork that upstream does not have: simulated in engine/kubevirt_migration.py.
 FORK_FILTER_PLUGINS = ("KubevirtMigrationAware",)
 
 
@@ -219,6 +220,8 @@ def _plugin_configs(configs: Any, where: str, warnings: list[str]) -> dict[str, 
         elif name in REGISTRY:
             REGISTRY[name].validate(args, f"{entry}.args")
             args = REGISTRY[name].set_defaults(args)
+        elif name == kubevirt_migration.NAME:
+            kubevirt_migration.durations(args, f"{entry}.args")  # upstream's validation; defaults apply at run
         if name in result:
             warnings.append(f"{entry}: second pluginConfig for {name} ignored")
             continue

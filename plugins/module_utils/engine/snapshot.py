@@ -87,6 +87,7 @@ class Snapshot:
         self.pvcs: dict[tuple[str, str], str] = {}
         self.metrics_objects: list[Mapping[str, Any]] = []  # NodeMetrics/PodMetrics, read by engine.metrics
         self.actual: Any = None  # engine.metrics.ActualUsage for this plan, set by compute_plan
+        self.kubevirt_objects: list[Mapping[str, Any]] = []  # VMIs and VMIMs, read by engine.kubevirt_migration
         for number, obj in enumerate(objects):
             self._add(obj, number)
         self.pods.sort(key=lambda p: (p.namespace, p.name))
@@ -135,6 +136,8 @@ class Snapshot:
             self.pvcs[key] = str((obj.get("spec") or {}).get("storageClassName") or "")
         elif kind in ("NodeMetrics", "PodMetrics"):
             self.metrics_objects.append(obj)
+        elif kind in ("VirtualMachineInstance", "VirtualMachineInstanceMigration"):
+            self.kubevirt_objects.append(obj)
         # other kinds (owners, ConfigMaps...) are not read by the engine
 
     def sorted_nodes(self) -> list[Node]:
@@ -149,7 +152,7 @@ _META_KEYS = ("name", "namespace", "uid", "labels", "ownerReferences", "creation
 _ANNOTATIONS_READ = frozenset([
     "descheduler.alpha.kubernetes.io/evict", "descheduler.alpha.kubernetes.io/prefer-no-eviction",
     "descheduler.alpha.kubernetes.io/request-evict-only", "kubernetes.io/config.mirror",
-    "kubernetes.io/config.source",
+    "kubernetes.io/config.source", "kubevirt.io/domain",
 ])
 _POD_SPEC_KEYS = (
     "nodeName", "containers", "initContainers", "overhead", "resources", "priority", "priorityClassName", "volumes",

@@ -117,3 +117,87 @@ def test_missing_sample_fails_the_plugin_and_no_soft_taints(missing):
     assert plan["evictions"] == []
     assert f"unable to find metric entry for {missing}" in plan["errors"][0]["message"]
     assert "soft_taints" not in plan
+
+
+# --- KubevirtMigrationAware from the recorded VMIs and VMIMs -----------------------------------------------------
+
+def with_domain(pod: dict) -> dict:
+    pod["metadata"]["annotations"] = {"kubevirt.io/domain": pod["metadata"]["labels"]["vm.kubevirt.io/name"]}
+    return pod
+
+
+def vmi(name: str, node_name: str, start: Optional[str] = None, end: Optional[str] = None) -> dict:
+    status: dict = {"phase": "Running", "nodeName": node_name}
+    if start:
+        status["migrationState"] = {"startTimestamp": start, **({"endTimestamp": end} if end else {})}
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+            "metadata": {"name": name, "namespace": "vms", "uid": f"vmi-{name}"}, "status": status}
+
+
+def vmim(name: str, vmi_name: str, end: str) -> dict:
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+            "metadata": {"name": name, "namespace": "vms"}, "spec": {"vmiName": vmi_name},
+            "status": {"phase": "Succeeded", "migrationState": {"endTimestamp": end}}}
+
+
+def migration_cluster(*extra: dict) -> list[dict]:
+    objects = [node("w1"), node("w2")]
+    objects += [with_domain(virt_launcher(f"w1-vm{i}", "w1")) for i in range(4)] + [virt_launcher("w2-vm0", "w2")]
+    return objects + list(extra)
+
+
+VALUES = {"w1": 0.9, "w2": 0.1}
+
+
+def test_without_vmis_every_vm_is_evictable_and_the_plan_says_so():
+    plan = plan_of(migration_cluster(), VALUES)
+    assert [e["vm"]["name"] for e in plan["evictions"]] == ["w1-vm0", "w1-vm1"]
+    assert any("found no VirtualMachineInstance in the snapshot" in w for w in plan["warnings"])
+
+
+def test_a_vm_migrating_now_is_not_evicted():
+    objects = migration_cluster(vmi("w1-vm0", "w1", start="2026-11-22T11:58:00Z"), vmi("w1-vm1", "w1"))
+    plan = plan_of(objects, VALUES)
+    assert [e["vm"]["name"] for e in plan["evictions"]] == ["w1-vm1", "w1-vm2"]
+    spared = plan["spared"]["by_reason"]["VM live migration in progress (KubevirtMigrationAware Filter)"]
+    assert spared["examples"] == ["vms/virt-launcher-w1-vm0-x1x2x"]
+    assert not any("found no VirtualMachineInstance" in w for w in plan["warnings"])
+
+
+def test_cooldown_after_a_migration_defers_the_vm():
+    # migrated 10 minutes ago in 2 minutes: the 15 minute default cooldown still runs
+    recent = vmi("w1-vm0", "w1", start="2026-11-22T11:48:00Z", end="2026-11-22T11:50:00Z")
+    # migrated 40 minutes ago, but it took 45 minutes: the cooldown is the migration's duration
+    slow = vmi("w1-vm1", "w1", start="2026-11-22T10:35:00Z", end="2026-11-22T11:20:00Z")
+    # migrated 20 minutes ago: past 15 minutes, evictable
+    done = vmi("w1-vm2", "w1", start="2026-11-22T11:38:00Z", end="2026-11-22T11:40:00Z")
+    plan = plan_of(migration_cluster(recent, slow, done), VALUES)
+    assert [e["vm"]["name"] for e in plan["evictions"]] == ["w1-vm2", "w1-vm3"]
+    reasons = [r for r in plan["spared"]["by_reason"] if "PreEvictionFilter" in r]
+    assert any("migrated 10m ago, cooldown 15m" in r for r in reasons)
+    assert any("migrated 40m ago, cooldown 45m" in r for r in reasons)
+
+
+def test_repeated_migrations_double_the_cooldown():
+    # 20 minutes ago (past 15m), but its third completion within 48h: 15m x 2 x 2 = 60m
+    vm = vmi("w1-vm0", "w1", start="2026-11-22T11:38:00Z", end="2026-11-22T11:40:00Z")
+    history = [vmim(f"m{i}", "w1-vm0", end) for i, end in
+               enumerate(("2026-11-21T08:00:00Z", "2026-11-22T02:00:00Z", "2026-11-22T11:40:00Z"))]
+    old = vmim("m-old", "w1-vm0", "2026-11-19T08:00:00Z")  # outside the 48h window
+    plan = plan_of(migration_cluster(vm, *history, old), VALUES)
+    assert "w1-vm0" not in [e["vm"]["name"] for e in plan["evictions"]]
+    assert any("cooldown 60m after 3 migration(s)" in r for r in plan["spared"]["by_reason"])
+    short = plan_of(migration_cluster(vm, *history, old), VALUES,
+                    customizations={"devMigrationCooldown": "5m", "devMaxMigrationCooldown": "10m"})
+    assert "w1-vm0" in [e["vm"]["name"] for e in short["evictions"]]  # capped at 10m, 20m elapsed
+
+
+def test_migration_aware_args_are_validated_as_upstream():
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+
+    document = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+        "name": "p", "pluginConfig": [{"name": "KubevirtMigrationAware",
+                                       "args": {"migrationCooldown": "1h", "maxMigrationCooldown": "30m"}}],
+        "plugins": {"filter": {"enabled": ["KubevirtMigrationAware"]}}}]}
+    with pytest.raises(PolicyError, match="maxMigrationCooldown must be >= migrationCooldown"):
+        compute_plan([], document, NOW)
