@@ -265,21 +265,26 @@ def threshold_amount(node: Node, resource: str, percent: float) -> Decimal:
 
 
 def set_thresholds(handle: PluginHandle, loads: list[NodeLoad], low: dict[str, float], high: dict[str, float],
-                   deviation: bool) -> None:
-    """Static: percentages of allocatable. Deviation: around the average of *requests* (Volcano's quirk)."""
+                   deviation: bool) -> dict[str, dict[str, float]]:
+    """Static: percentages of allocatable. Deviation: around the average of *requests* (Volcano's quirk).
+    Returns the percentages applied (low, high and, in deviation mode, average), for the plan."""
     average = _average_requests(handle, list(low)) if deviation else {}
+    applied: dict[str, dict[str, float]] = {"low": {}, "high": {}}
+    for resource in low:
+        if not deviation:
+            applied["low"][resource], applied["high"][resource] = low[resource], high[resource]
+        elif low[resource] == 0:  # 0 means "ignore this resource": both thresholds at full capacity
+            applied["low"][resource] = applied["high"][resource] = 100.0
+        else:
+            applied["low"][resource] = _clamp(average[resource] - low[resource])
+            applied["high"][resource] = _clamp(average[resource] + high[resource])
     for load in loads:
-        capacity = nu.node_capacity(load.node, list(low))
         for resource in low:
-            if not deviation:
-                load.low[resource] = threshold_amount(load.node, resource, low[resource])
-                load.high[resource] = threshold_amount(load.node, resource, high[resource])
-            elif low[resource] == 0:  # 0 means "ignore this resource": both thresholds at full capacity
-                full = Decimal(capacity.get(resource, 0))
-                load.low[resource] = load.high[resource] = full / 1000 if resource == "cpu" else full
-            else:
-                load.low[resource] = threshold_amount(load.node, resource, _clamp(average[resource] - low[resource]))
-                load.high[resource] = threshold_amount(load.node, resource, _clamp(average[resource] + high[resource]))
+            load.low[resource] = threshold_amount(load.node, resource, applied["low"][resource])
+            load.high[resource] = threshold_amount(load.node, resource, applied["high"][resource])
+    if deviation:
+        applied["average"] = {r: round(v, 2) for r, v in average.items()}
+    return applied
 
 
 def _average_requests(handle: PluginHandle, resources: list[str]) -> dict[str, float]:
@@ -358,9 +363,9 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     source = UsageSource(handle, args["metrics"]["type"], str(args.get("duration") or DEFAULT_DURATION))
     loads = node_loads(handle, source)
     _warn_missing(handle, source)
-    set_thresholds(handle, loads, low, high, deviation)
+    applied = set_thresholds(handle, loads, low, high, deviation)
     lows, highs = classify(handle, loads)
-    _record_reading(handle, source, loads)
+    _record_reading(handle, source, loads, applied)
     number_of_nodes = int(args.get("numberOfNodes") or 0)
     if not lows or len(lows) <= number_of_nodes or len(lows) == len(handle.nodes) or not highs:
         return
@@ -460,7 +465,9 @@ def _warn_missing(handle: PluginHandle, source: UsageSource) -> None:
         "(prometheus_result keyed by query; docs/engine.md lists the queries)")
 
 
-def _record_reading(handle: PluginHandle, source: UsageSource, loads: Iterable[NodeLoad]) -> None:
+def _record_reading(handle: PluginHandle, source: UsageSource, loads: Iterable[NodeLoad],
+                    thresholds: dict[str, dict[str, float]]) -> None:
+    """What the plugin measured, in the shape the plan's actual_utilization has (percent of allocatable)."""
     nodes = {}
     for load in sorted(loads, key=lambda item: item.node.name):
         capacity = nu.node_capacity(load.node, list(BASIC))
@@ -468,8 +475,12 @@ def _record_reading(handle: PluginHandle, source: UsageSource, loads: Iterable[N
             r: round(float(load.usage[r] * (1000 if r == "cpu" else 1)) / capacity[r] * 100, 2)
             for r in BASIC if capacity.get(r)
         }
-    source.actual.readings[f"{handle.profile}/{handle.plugin}"] = {"mode": f"{NAME} ({source.kind})",
-                                                                   "nodes": nodes}
+    reading: dict[str, Any] = {"mode": "Prometheus" if source.kind == PROMETHEUS else "custom metrics API",
+                               "resources": list(BASIC), "thresholds": thresholds, "nodes": nodes}
+    if source.kind == PROMETHEUS:
+        reading["query"] = ("Volcano LoadAware's per-node queries: " + " and ".join(node_queries("<node>",
+                                                                                             source.duration)))
+    source.actual.readings[f"{handle.profile}/{handle.plugin}"] = reading
 
 
 # --- PreEvictionFilter ----------------------------------------------------------------------------------------------
