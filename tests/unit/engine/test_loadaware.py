@@ -168,6 +168,8 @@ def test_the_biggest_cpu_user_leaves_the_hot_node_until_it_is_under_target():
                        "n3": {"test/LoadAware": "appropriate"}}
     reading = plan["actual_utilization"]["plugins"]["test/LoadAware"]
     assert reading["nodes"]["n1"]["cpu"] == 90.0
+    assert reading["thresholds"]["high"] == {"cpu": 80.0, "memory": 85.0, "pods": 100.0}
+    assert reading["mode"] == "Prometheus" and "node_cpu_seconds_total" in reading["query"]
 
 
 def test_a_node_without_answers_counts_as_idle_and_is_named_in_a_warning():
@@ -277,6 +279,10 @@ def test_deviation_thresholds_are_built_around_the_average_of_requests():
     # average cpu requests 25%: low 15% (0.6 cores), high 35% (1.4 cores); memory and pods ignored (0)
     assert classes == {"n1": "overutilized", "n2": "underutilized", "n3": "underutilized", "n4": "overutilized"}
     assert len(plan["evictions"]) == 2  # 3.6 → 2.1 → 0.6 cores: both pods of n1 go while n1 stays above 1.4
+    thresholds = plan["actual_utilization"]["plugins"]["test/LoadAware"]["thresholds"]
+    assert thresholds["average"]["cpu"] == 25.0
+    assert (thresholds["low"]["cpu"], thresholds["high"]["cpu"]) == (15.0, 35.0)
+    assert thresholds["low"]["memory"] == thresholds["high"]["memory"] == 100.0  # 0 in deviation mode: ignored
 
 
 def test_a_non_numeric_sample_counts_as_zero_and_the_warning_says_why():
