@@ -6,10 +6,11 @@
 
 Three control-plane nodes and six workers labelled ``kubevirt.io/schedulable=true``; VMs run as
 VirtualMachineInstances with their ``virt-launcher`` pods (owned by the VMI, 10x CPU overcommit as KubeVirt requests
-by default), a virt-handler DaemonSet pod per worker, and a few ordinary pods. The load is skewed: worker-0 and
-worker-1 are under CPU pressure. The Prometheus file maps the CPU PSI query the operator sends for
-``devActualUtilizationProfile: PrometheusCPUPSIPressure`` to its instant-query answer at the simulation time (one
-sample per node, ``instance`` = node name, a fraction in [0, 1]). The same seed always gives the same cluster.
+by default) and a virt-handler DaemonSet pod per worker. The load is skewed: worker-0 and worker-1 are under CPU
+pressure; one VM there migrated minutes ago, another is migrating now. The Prometheus file maps the CPU PSI query
+the operator sends for ``devActualUtilizationProfile: PrometheusCPUPSIPressure`` to its instant-query answer at the
+simulation time (one sample per node, ``instance`` = node name, a fraction in [0, 1]). The same seed always gives
+the same cluster.
 """
 
 from __future__ import annotations
@@ -105,7 +106,23 @@ def build(seed: int = 7) -> tuple[list[Obj], dict[str, str]]:
                      f"2026-11-{day:02d}T09:00:00Z")
             objects += [vm, virt_launcher(vm, "".join(randomness.choice("bcdfghjklmnpqrstvwxz") for _ in range(5)))]
             number += 1
+    objects += recent_migrations(objects)
     return objects, pressure
+
+
+def recent_migrations(objects: list[Obj]) -> list[Obj]:
+    """vm-01 finished a live migration 5 minutes ago (KubevirtMigrationAware's cooldown protects it); vm-09 is
+    migrating now (its pod is not evicted). Returns the VirtualMachineInstanceMigration of vm-01."""
+    vmis = {o["metadata"]["name"]: o for o in objects if o["kind"] == "VirtualMachineInstance"}
+    vmis["vm-01"]["status"]["migrationState"] = {"startTimestamp": "2026-11-22T11:52:30Z",
+                                                 "endTimestamp": "2026-11-22T11:55:00Z", "completed": True}
+    vmis["vm-09"]["status"]["migrationState"] = {"startTimestamp": "2026-11-22T11:59:10Z"}
+    namespace = vmis["vm-01"]["metadata"]["namespace"]
+    return [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+             "metadata": {"name": "vm-01-migration-k7x2p", "namespace": namespace},
+             "spec": {"vmiName": "vm-01"},
+             "status": {"phase": "Succeeded", "migrationState": {"startTimestamp": "2026-11-22T11:52:30Z",
+                                                                  "endTimestamp": "2026-11-22T11:55:00Z"}}}]
 
 
 def prometheus_answer(pressure: dict[str, str], now: str) -> dict:
