@@ -22,12 +22,22 @@ description:
   - "O(flavor=upstream) (plain Kubernetes): deploys the kubernetes-sigs descheduler as its Helm chart does:
     ServiceAccount, ClusterRole and ClusterRoleBinding, the policy ConfigMap, and a Deployment (O(upstream.interval)
     loop) or a CronJob (O(upstream.schedule)). The policy is validated before anything is written."
+  - "O(flavor=volcano): deploys the Volcano descheduler (C(volcano-sh/descheduler), with the C(LoadAware) plugin) as
+    its installer does: namespace C(volcano-system) (created when missing), ServiceAccount, ClusterRole and
+    ClusterRoleBinding, ConfigMap C(volcano-descheduler) with C(policy.yaml), and a Deployment running
+    C(--descheduling-interval=<volcano.interval>). The policy is validated before anything is written (C(LoadAware)
+    thresholds and metrics source, the other plugins as the upstream descheduler checks them) and, when
+    O(volcano_scheduler_config) is given, paired with the Volcano scheduler: C(LoadAware) needs its C(usage) plugin
+    reading the same metrics source, C(HighNodeUtilization) needs C(binpack)."
   - "O(state=absent) removes, in this order: the KubeDescheduler C(cluster) (waiting for its operand Deployments to
     go), the Subscription, the installed CSV(s), the OperatorGroup, the cluster-scoped objects the operator leaves
     behind (ClusterRoles and ClusterRoleBindings C(openshift-descheduler-operand), C(cluster-monitoring-view-cr), the
     soft-tainter's, its ValidatingAdmissionPolicy and binding), the C(nodeutilization.descheduler.openshift.io/*)
     taints on nodes, the namespace (waiting until it is gone), and the CRD only with O(remove_crd=true).
-    With O(flavor=upstream) it removes the objects O(flavor=upstream) creates, not the namespace."
+    With O(flavor=upstream) it removes the objects O(flavor=upstream) creates, not the namespace. With
+    O(flavor=volcano): the Deployment (waiting until it is gone), the ConfigMap, the ClusterRoleBinding, the
+    ClusterRole, the ServiceAccount, and the namespace only when this module created it (the Volcano scheduler
+    often shares C(volcano-system))."
   - Every step reads first and writes only what differs, so a second run reports no change.
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
@@ -48,8 +58,9 @@ options:
     description:
       - C(olm) installs the Kube Descheduler Operator with OLM (OpenShift, OKD).
       - C(upstream) deploys the upstream descheduler without OLM (plain Kubernetes).
+      - C(volcano) deploys the Volcano descheduler (clusters scheduled by Volcano, such as Huawei CCE).
     type: str
-    choices: [olm, upstream]
+    choices: [olm, upstream, volcano]
     default: olm
   state:
     description: Whether the descheduler should be installed.
@@ -157,6 +168,66 @@ options:
         type: list
         elements: str
         default: []
+  volcano:
+    description: The Volcano descheduler (O(flavor=volcano)); every suboption has a default.
+    type: dict
+    suboptions:
+      name:
+        description: Name of the ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap and Deployment.
+        type: str
+        default: volcano-descheduler
+      namespace:
+        description:
+          - Namespace of the descheduler. Created when missing, labelled
+            C(app.kubernetes.io/managed-by=descheduler.fleet); deleted with O(state=absent) only when it has that label.
+        type: str
+        default: volcano-system
+      image:
+        description: Image repository.
+        type: str
+        default: docker.io/volcanosh/vc-descheduler
+      version:
+        description: Image tag.
+        type: str
+        default: v0.1.0
+      mode:
+        description: C(predictive) runs with C(--dry-run=true) (evictions are only logged); C(automatic) evicts.
+        type: str
+        choices: [predictive, automatic]
+        default: predictive
+      interval:
+        description: The C(--descheduling-interval), a Go duration such as C(10m).
+        type: str
+        default: 10m
+      policy:
+        description:
+          - The C(descheduler/v1alpha2) DeschedulerPolicy (C(apiVersion) and C(kind) may be left out); C(LoadAware)
+            takes C(thresholds), C(targetThresholds), C(metrics.type) (C(prometheus) or C(prometheus_adaptor)),
+            C(metrics.address), C(evictableNamespaces.exclude).
+          - Defaults to the installer's example policy (C(LoadAware) cpu 30/80, memory 30/85), whose metrics source
+            is empty, so it evicts nothing until one is set (a warning says so).
+        type: dict
+      log_level:
+        description: The C(--v) verbosity.
+        type: int
+        default: 3
+      extra_args:
+        description: More descheduler flags.
+        type: list
+        elements: str
+        default: []
+  volcano_scheduler_config:
+    description:
+      - The Volcano scheduler's configuration, to check that it can act on what the descheduler does
+        (O(flavor=volcano)). Any of: the text of C(volcano-scheduler.conf) (YAML), that content as a mapping, the
+        ConfigMap C(volcano-scheduler-configmap) or its C(data), or the CCE Volcano add-on JSON
+        (C(default_scheduler_conf), at the top or under C(custom)).
+      - "Errors, before anything is written: C(LoadAware) enabled without the scheduler's C(usage) plugin, or with
+        another metrics type or address than the scheduler's C(metrics); C(HighNodeUtilization) enabled without
+        C(binpack). A warning when the C(usage) plugin's thresholds are above the descheduler's targetThresholds
+        (pods could bounce)."
+    type: raw
+    aliases: [scheduler_config]
 notes:
   - The operator only works in the namespace C(openshift-kube-descheduler-operator) (hard-coded in the operator).
   - Configure the operator afterwards with M(descheduler.fleet.kubedescheduler).
@@ -194,6 +265,28 @@ EXAMPLES = r"""
             plugins:
               deschedule:
                 enabled: [RemovePodsHavingTooManyRestarts]
+
+- name: Deploy the Volcano descheduler, checked against the Volcano scheduler's configuration
+  descheduler.fleet.operator:
+    flavor: volcano
+    volcano:
+      mode: automatic
+      policy:
+        profiles:
+          - name: default
+            pluginConfig:
+              - name: DefaultEvictor
+                args: {ignorePvcPods: true, nodeFit: true}
+              - name: LoadAware
+                args:
+                  metrics: {type: prometheus, address: "http://prometheus.monitoring:9090"}
+                  thresholds: {cpu: 30, memory: 30}
+                  targetThresholds: {cpu: 80, memory: 85}
+            plugins:
+              balance:
+                enabled: [LoadAware]
+    # the content of ConfigMap volcano-system/volcano-scheduler-configmap, key volcano-scheduler.conf
+    volcano_scheduler_config: "{{ lookup('ansible.builtin.file', 'volcano-scheduler.conf') }}"
 
 - name: Uninstall the operator and everything it left behind, the CRD too
   descheduler.fleet.operator:
@@ -266,21 +359,21 @@ untainted_nodes:
   type: list
   elements: str
 workload:
-  description: The upstream Deployment or CronJob.
-  returned: when flavor is upstream and state is present
+  description: The upstream Deployment or CronJob, or the Volcano descheduler's Deployment.
+  returned: when flavor is upstream or volcano and state is present
   type: dict
 policy:
-  description: The DeschedulerPolicy deployed (upstream).
-  returned: when flavor is upstream and state is present
+  description: The DeschedulerPolicy deployed (upstream, volcano).
+  returned: when flavor is upstream or volcano and state is present
   type: dict
 args:
-  description: The descheduler's command line flags (upstream).
-  returned: when flavor is upstream and state is present
+  description: The descheduler's command line flags (upstream, volcano).
+  returned: when flavor is upstream or volcano and state is present
   type: list
   elements: str
 removed:
-  description: The upstream objects deleted (or that would be).
-  returned: when flavor is upstream and state is absent
+  description: The upstream or Volcano objects deleted (or that would be).
+  returned: when flavor is upstream or volcano and state is absent
   type: list
   elements: str
 diff:
@@ -310,9 +403,21 @@ UPSTREAM_SPEC = dict(
     extra_args=dict(type="list", elements="str", default=[]),
 )
 
+VOLCANO_SPEC = dict(
+    name=dict(type="str", default="volcano-descheduler"),
+    namespace=dict(type="str", default="volcano-system"),
+    image=dict(type="str", default="docker.io/volcanosh/vc-descheduler"),
+    version=dict(type="str", default="v0.1.0"),
+    mode=dict(type="str", choices=["predictive", "automatic"], default="predictive"),
+    interval=dict(type="str", default="10m"),
+    policy=dict(type="dict"),
+    log_level=dict(type="int", default=3),
+    extra_args=dict(type="list", elements="str", default=[]),
+)
+
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
-    flavor=dict(type="str", choices=["olm", "upstream"], default="olm"),
+    flavor=dict(type="str", choices=["olm", "upstream", "volcano"], default="olm"),
     state=dict(type="str", choices=["present", "absent"], default="present"),
     channel=dict(type="str", default="stable"),
     source=dict(type="str", default="redhat-operators"),
@@ -324,6 +429,8 @@ ARGUMENT_SPEC = dict(
     wait_sleep=dict(type="int", default=5),
     remove_crd=dict(type="bool", default=False),
     upstream=dict(type="dict", options=UPSTREAM_SPEC, apply_defaults=True),
+    volcano=dict(type="dict", options=VOLCANO_SPEC, apply_defaults=True),
+    volcano_scheduler_config=dict(type="raw", aliases=["scheduler_config"]),
 )
 
 

@@ -105,14 +105,14 @@ def _olm_served(session: ClusterSession) -> bool:
     return get_raw(session.api, "/apis/" + PACKAGES_V1) is not None
 
 
-def csv_version(csv: Optional[dict], name: Optional[str] = None) -> Optional[str]:
+def csv_version(csv: Optional[dict], name: Optional[str] = None, prefix: str = CSV_PREFIX) -> Optional[str]:
     """The CSV's spec.version, else the version in its name (clusterkubedescheduleroperator.v5.4.0 -> 5.4.0)."""
     version = ((csv or {}).get("spec") or {}).get("version")
     if version:
         return str(version)
     name = name or ((csv or {}).get("metadata") or {}).get("name") or ""
-    if name.startswith(CSV_PREFIX):
-        return name[len(CSV_PREFIX):].lstrip("v") or None
+    if name.startswith(prefix):
+        return name[len(prefix):].lstrip("v") or None
     return None
 
 

@@ -5,6 +5,8 @@ Kept in one place because install, uninstall and the tests must agree on every o
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 # --- the operator as OLM installs it -------------------------------------------------------------------------------
 OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"  # hard-coded in the operator (const OperatorNamespace)
 PACKAGE = "cluster-kube-descheduler-operator"
@@ -50,3 +52,37 @@ UPSTREAM_NAMESPACE = "kube-system"
 UPSTREAM_POLICY_KEY = "policy.yaml"
 UPSTREAM_POLICY_DIR = "/policy-dir"
 MANAGED_BY = "descheduler.fleet"
+
+# --- the Volcano descheduler (volcano-sh/descheduler installer/volcano-descheduler-development.yaml) ----------------
+VOLCANO_IMAGE = "docker.io/volcanosh/vc-descheduler"
+VOLCANO_VERSION = "v0.1.0"
+VOLCANO_NAME = "volcano-descheduler"
+VOLCANO_NAMESPACE = "volcano-system"
+VOLCANO_INTERVAL = "10m"
+
+
+# --- an operator installed through OLM, as the install and uninstall steps see it ------------------------------------
+
+@dataclass(frozen=True)
+class OlmPackage:
+    """The names OLM uses for one operator package; the Kube Descheduler Operator's by default, others (the
+    Secondary Scheduler Operator) reuse the same install steps with their own."""
+
+    package: str
+    namespace: str
+    csv_prefix: str
+    crd: str  # the CRD the CSV owns: the install is done once it is established
+    display_name: str
+    namespace_labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def subscription_name(self) -> str:
+        return self.package
+
+    @property
+    def operator_group_name(self) -> str:
+        return self.namespace
+
+
+DESCHEDULER_OLM = OlmPackage(PACKAGE, OPERATOR_NAMESPACE, CSV_PREFIX, KUBEDESCHEDULER_CRD, "Kube Descheduler Operator",
+                             {MONITORING_LABEL: "true"})

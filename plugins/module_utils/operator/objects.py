@@ -37,6 +37,7 @@ KINDS: dict[str, tuple[str, str, bool]] = {
                                          False),
     "CustomResourceDefinition": ("apiextensions.k8s.io/v1", "customresourcedefinitions", False),
     "KubeDescheduler": ("operator.openshift.io/v1", "kubedeschedulers", True),
+    "SecondaryScheduler": ("operator.openshift.io/v1", "secondaryschedulers", True),
     "OperatorGroup": ("operators.coreos.com/v1", "operatorgroups", True),
     "Subscription": ("operators.coreos.com/v1alpha1", "subscriptions", True),
     "InstallPlan": ("operators.coreos.com/v1alpha1", "installplans", True),

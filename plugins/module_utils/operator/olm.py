@@ -1,4 +1,5 @@
-"""Installing (and upgrading) the Kube Descheduler Operator through OLM (reference operator.md §3).
+"""Installing (and upgrading) an operator through OLM (reference operator.md §3): the Kube Descheduler Operator by
+default, or another package described by an ``OlmPackage`` (the Secondary Scheduler Operator).
 
 Namespace (with the monitoring label) -> OperatorGroup targeting it -> Subscription -> with Manual approval, approve
 only the InstallPlan that installs the requested CSV -> wait until the Subscription's installed CSV is Succeeded
@@ -7,7 +8,7 @@ and the KubeDescheduler CRD is established.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog import (
@@ -17,15 +18,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog
     resolve_channel,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError, WaitTimeout
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
-    CSV_PREFIX,
-    KUBEDESCHEDULER_CRD,
-    MONITORING_LABEL,
-    OPERATOR_GROUP_NAME,
-    OPERATOR_NAMESPACE,
-    PACKAGE,
-    SUBSCRIPTION_NAME,
-)
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import DESCHEDULER_OLM, OlmPackage
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
@@ -39,6 +32,7 @@ class OlmRequest:
     install_plan_approval: str  # Automatic | Manual
     wait: bool
     waiter: Waiter
+    target: OlmPackage = field(default=DESCHEDULER_OLM)
 
 
 @dataclass
@@ -49,6 +43,7 @@ class InstallState:
     csv_name: Optional[str]
     csv: Optional[dict]
     crd_established: bool
+    crd_name: str = DESCHEDULER_OLM.crd
 
     @property
     def phase(self) -> Optional[str]:
@@ -62,63 +57,66 @@ class InstallState:
         status = self.subscription.get("status") or {}
         return (f"Subscription state {status.get('state') or '(none)'}, installedCSV "
                 f"{self.installed_csv or '(none)'}, currentCSV {status.get('currentCSV') or '(none)'}, CSV phase "
-                f"{self.phase or '(none)'}, CRD {KUBEDESCHEDULER_CRD} "
+                f"{self.phase or '(none)'}, CRD {self.crd_name} "
                 f"{'established' if self.crd_established else 'not established'}")
 
 
 def install(session: ClusterSession, request: OlmRequest) -> dict:
-    choice = resolve_channel(session, PACKAGE, request.source, request.source_namespace, request.channel,
+    target = request.target
+    choice = resolve_channel(session, target.package, request.source, request.source_namespace, request.channel,
                              request.starting_csv)
     if request.starting_csv and request.install_plan_approval == "Automatic":
         session.warnings.append(
             f"starting_csv {request.starting_csv} with Automatic approval only sets the first version: OLM upgrades "
             f"to the channel head ({choice.head_csv}) on its own. Use install_plan_approval: Manual to pin a version")
-    ensure_namespace(session)
-    ensure_operator_group(session)
+    ensure_namespace(session, target)
+    ensure_operator_group(session, target)
     subscription = ensure_subscription(session, request, choice)
     expected = expected_csv(request, choice, subscription)
     if session.check_mode or not request.wait:
         if request.install_plan_approval == "Manual":
-            approve_expected_plans(session, expected)
-        return report(session, read_state(session, subscription), choice, expected, request)
+            approve_expected_plans(session, expected, target)
+        return report(session, read_state(session, subscription, target), choice, expected, request)
     state = wait_installed(session, request, subscription, expected)
     return report(session, state, choice, expected, request)
 
 
 # ---- the objects ----------------------------------------------------------------------------------------------------
 
-def ensure_namespace(session: ClusterSession) -> dict:
-    # The label lets the cluster monitoring stack scrape the operand; the operator refuses Prometheus-based profiles
-    # without it (operator.md §1.5), and the console would set it during a UI install.
-    return session.ensure("namespace", Ref("Namespace", OPERATOR_NAMESPACE),
-                          {"metadata": {"labels": {MONITORING_LABEL: "true"}}})
+def ensure_namespace(session: ClusterSession, target: OlmPackage = DESCHEDULER_OLM) -> dict:
+    # The descheduler's label lets the cluster monitoring stack scrape the operand; the operator refuses
+    # Prometheus-based profiles without it (operator.md §1.5), and the console would set it during a UI install.
+    return session.ensure("namespace", Ref("Namespace", target.namespace),
+                          {"metadata": {"labels": dict(target.namespace_labels)}})
 
 
-def ensure_operator_group(session: ClusterSession) -> dict:
-    groups = session.list("OperatorGroup", OPERATOR_NAMESPACE)
+def ensure_operator_group(session: ClusterSession, target: OlmPackage = DESCHEDULER_OLM) -> dict:
+    namespace = target.namespace
+    groups = session.list("OperatorGroup", namespace)
     if len(groups) > 1:
         names = ", ".join(g["metadata"]["name"] for g in groups)
-        raise LifecycleError(f"namespace {OPERATOR_NAMESPACE} has {len(groups)} OperatorGroups ({names}); OLM installs "
+        raise LifecycleError(f"namespace {namespace} has {len(groups)} OperatorGroups ({names}); OLM installs "
                              "nothing while there is more than one (TooManyOperatorGroups). Delete all but one")
-    name = groups[0]["metadata"]["name"] if groups else OPERATOR_GROUP_NAME
+    name = groups[0]["metadata"]["name"] if groups else target.operator_group_name
     # The CSV supports OwnNamespace/SingleNamespace only, so the group must target the operator's namespace.
-    return session.ensure("operator_group", Ref("OperatorGroup", name, OPERATOR_NAMESPACE),
-                          {"spec": {"targetNamespaces": [OPERATOR_NAMESPACE]}})
+    return session.ensure("operator_group", Ref("OperatorGroup", name, namespace),
+                          {"spec": {"targetNamespaces": [namespace]}})
 
 
-def find_subscription(session: ClusterSession) -> Optional[dict]:
+def find_subscription(session: ClusterSession, target: OlmPackage = DESCHEDULER_OLM) -> Optional[dict]:
     """The namespace's Subscription to the package, whatever its name (a console install may have named it)."""
-    for subscription in session.list("Subscription", OPERATOR_NAMESPACE):
-        if (subscription.get("spec") or {}).get("name") == PACKAGE:
+    for subscription in session.list("Subscription", target.namespace):
+        if (subscription.get("spec") or {}).get("name") == target.package:
             return subscription
     return None
 
 
 def ensure_subscription(session: ClusterSession, request: OlmRequest, choice: CatalogChoice) -> dict:
-    existing = find_subscription(session)
-    name = existing["metadata"]["name"] if existing else SUBSCRIPTION_NAME
+    target = request.target
+    existing = find_subscription(session, target)
+    name = existing["metadata"]["name"] if existing else target.subscription_name
     spec = {
-        "name": PACKAGE,
+        "name": target.package,
         "channel": choice.channel,
         "source": choice.source,
         "sourceNamespace": choice.source_namespace,
@@ -126,7 +124,7 @@ def ensure_subscription(session: ClusterSession, request: OlmRequest, choice: Ca
     }
     if request.starting_csv:
         spec["startingCSV"] = request.starting_csv
-    return session.ensure("subscription", Ref("Subscription", name, OPERATOR_NAMESPACE), {"spec": spec})
+    return session.ensure("subscription", Ref("Subscription", name, target.namespace), {"spec": spec})
 
 
 def expected_csv(request: OlmRequest, choice: CatalogChoice, subscription: dict) -> Optional[str]:
@@ -141,18 +139,19 @@ def expected_csv(request: OlmRequest, choice: CatalogChoice, subscription: dict)
 
 # ---- InstallPlans ---------------------------------------------------------------------------------------------------
 
-def our_plans(session: ClusterSession) -> list[dict]:
-    return [plan for plan in session.list("InstallPlan", OPERATOR_NAMESPACE)
-            if any(str(name).startswith(CSV_PREFIX) for name in plan_csvs(plan))]
+def our_plans(session: ClusterSession, target: OlmPackage = DESCHEDULER_OLM) -> list[dict]:
+    return [plan for plan in session.list("InstallPlan", target.namespace)
+            if any(str(name).startswith(target.csv_prefix) for name in plan_csvs(plan))]
 
 
-def approve_expected_plans(session: ClusterSession, expected: Optional[str]) -> list[str]:
+def approve_expected_plans(session: ClusterSession, expected: Optional[str],
+                           target: OlmPackage = DESCHEDULER_OLM) -> list[str]:
     """Approve the waiting InstallPlans that install ``expected``; the others stay waiting. Returns the approved."""
     approved = []
-    for plan in our_plans(session):
+    for plan in our_plans(session, target):
         if (plan.get("spec") or {}).get("approved") or not expected or expected not in plan_csvs(plan):
             continue
-        ref = Ref("InstallPlan", plan["metadata"]["name"], OPERATOR_NAMESPACE)
+        ref = Ref("InstallPlan", plan["metadata"]["name"], target.namespace)
         session.patch("install_plan_approval", ref, plan, {"spec": {"approved": True}}, "approve",
                       f"approved (installs {', '.join(plan_csvs(plan))})")
         approved.append(ref.name)
@@ -161,17 +160,17 @@ def approve_expected_plans(session: ClusterSession, expected: Optional[str]) -> 
 
 # ---- waiting --------------------------------------------------------------------------------------------------------
 
-def read_state(session: ClusterSession, subscription: dict) -> InstallState:
+def read_state(session: ClusterSession, subscription: dict, target: OlmPackage = DESCHEDULER_OLM) -> InstallState:
     name = subscription["metadata"]["name"]
-    current = session.read(Ref("Subscription", name, OPERATOR_NAMESPACE)) or subscription
+    current = session.read(Ref("Subscription", name, target.namespace)) or subscription
     status = current.get("status") or {}
     csv_name = status.get("installedCSV") or status.get("currentCSV")
-    csv = session.read(Ref("ClusterServiceVersion", csv_name, OPERATOR_NAMESPACE)) if csv_name else None
-    return InstallState(current, csv_name, csv, crd_established(session))
+    csv = session.read(Ref("ClusterServiceVersion", csv_name, target.namespace)) if csv_name else None
+    return InstallState(current, csv_name, csv, crd_established(session, target.crd), target.crd)
 
 
-def crd_established(session: ClusterSession) -> bool:
-    crd = session.read(Ref("CustomResourceDefinition", KUBEDESCHEDULER_CRD))
+def crd_established(session: ClusterSession, crd_name: str = DESCHEDULER_OLM.crd) -> bool:
+    crd = session.read(Ref("CustomResourceDefinition", crd_name))
     conditions = ((crd or {}).get("status") or {}).get("conditions") or []
     return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
@@ -179,11 +178,12 @@ def crd_established(session: ClusterSession) -> bool:
 def wait_installed(session: ClusterSession, request: OlmRequest, subscription: dict,
                    expected: Optional[str]) -> InstallState:
     last: list[InstallState] = []
+    target = request.target
 
     def check() -> Optional[InstallState]:
         if request.install_plan_approval == "Manual":
-            approve_expected_plans(session, expected)  # OLM acts on it asynchronously: the next reads tell
-        state = read_state(session, subscription)
+            approve_expected_plans(session, expected, target)  # OLM acts on it asynchronously: the next reads tell
+        state = read_state(session, subscription, target)
         last[:] = [state]
         fail_fast(session, state, request, expected)
         return state if is_installed(state, request) else None
@@ -193,8 +193,8 @@ def wait_installed(session: ClusterSession, request: OlmRequest, subscription: d
         raise WaitTimeout(f"the operator was not installed within {request.waiter.timeout:g}s: "
                           f"{last[0].describe() if last else 'nothing observed'}",
                           **({"observed": observed(last[0])} if last else {}))
-    session.record("wait", f"ClusterServiceVersion {OPERATOR_NAMESPACE}/{state.installed_csv}", "wait", False,
-                   f"CSV Succeeded and CRD {KUBEDESCHEDULER_CRD} established after {seconds:g}s", seconds=seconds)
+    session.record("wait", f"ClusterServiceVersion {target.namespace}/{state.installed_csv}", "wait", False,
+                   f"CSV Succeeded and CRD {target.crd} established after {seconds:g}s", seconds=seconds)
     return state
 
 
@@ -221,9 +221,10 @@ def fail_fast(session: ClusterSession, state: InstallState, request: OlmRequest,
             raise LifecycleError(f"OLM cannot resolve the Subscription: {condition.get('message')}",
                                  subscription_condition=condition)
     if request.install_plan_approval == "Manual" and not state.installed_csv:
-        refused = [plan for plan in our_plans(session) if not (plan.get("spec") or {}).get("approved")
+        plans = our_plans(session, request.target)
+        refused = [plan for plan in plans if not (plan.get("spec") or {}).get("approved")
                    and expected not in plan_csvs(plan)]
-        if refused and not any(expected in plan_csvs(p) for p in our_plans(session)):
+        if refused and not any(expected in plan_csvs(p) for p in plans):
             plan = refused[0]
             raise LifecycleError(
                 f"InstallPlan {plan['metadata']['name']} proposes {', '.join(plan_csvs(plan))}, not the requested "
@@ -244,7 +245,7 @@ def observed(state: InstallState) -> dict:
 def report(session: ClusterSession, state: InstallState, choice: CatalogChoice, expected: Optional[str],
            request: OlmRequest) -> dict:
     plans = [{"name": p["metadata"]["name"], "csvs": plan_csvs(p), "approved": bool((p.get("spec") or {}).get(
-        "approved")), "phase": (p.get("status") or {}).get("phase")} for p in our_plans(session)]
+        "approved")), "phase": (p.get("status") or {}).get("phase")} for p in our_plans(session, request.target)]
     pending = [p for p in plans if not p["approved"] and (not expected or expected not in p["csvs"])]
     for plan in pending:
         session.warnings.append(
@@ -253,7 +254,7 @@ def report(session: ClusterSession, state: InstallState, choice: CatalogChoice, 
     spec = state.subscription.get("spec") or {}
     status = state.subscription.get("status") or {}
     return {
-        "namespace": OPERATOR_NAMESPACE,
+        "namespace": request.target.namespace,
         "catalog": choice.as_dict(),
         "subscription": {
             "name": state.subscription["metadata"]["name"], "channel": spec.get("channel"),
@@ -264,7 +265,8 @@ def report(session: ClusterSession, state: InstallState, choice: CatalogChoice, 
         },
         "requested_csv": expected if request.install_plan_approval == "Manual" else None,
         "installed_csv": state.installed_csv,
-        "installed_version": csv_version(state.csv, state.installed_csv) if state.installed_csv else None,
+        "installed_version": csv_version(state.csv, state.installed_csv, request.target.csv_prefix)
+        if state.installed_csv else None,
         "csv_phase": state.phase,
         "crd_established": state.crd_established,
         "install_plans": plans,

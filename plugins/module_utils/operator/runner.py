@@ -6,13 +6,18 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm, uninstall, upstream
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm, uninstall, upstream, volcano
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
     UPSTREAM_IMAGE,
     UPSTREAM_NAME,
     UPSTREAM_NAMESPACE,
     UPSTREAM_VERSION,
+    VOLCANO_IMAGE,
+    VOLCANO_INTERVAL,
+    VOLCANO_NAME,
+    VOLCANO_NAMESPACE,
+    VOLCANO_VERSION,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
@@ -22,6 +27,10 @@ UPSTREAM_DEFAULTS: dict[str, Any] = {
     "name": UPSTREAM_NAME, "namespace": UPSTREAM_NAMESPACE, "image": UPSTREAM_IMAGE, "version": UPSTREAM_VERSION,
     "mode": "predictive", "kind": "deployment", "interval": "5m", "schedule": "*/2 * * * *", "policy": None,
     "priority_class_name": "system-cluster-critical", "log_level": 3, "extra_args": [],
+}
+VOLCANO_DEFAULTS: dict[str, Any] = {
+    "name": VOLCANO_NAME, "namespace": VOLCANO_NAMESPACE, "image": VOLCANO_IMAGE, "version": VOLCANO_VERSION,
+    "mode": "predictive", "interval": VOLCANO_INTERVAL, "policy": None, "log_level": 3, "extra_args": [],
 }
 
 
@@ -47,6 +56,11 @@ def run_operator(params: Mapping[str, Any], check_mode: bool = False, want_diff:
 
 def dispatch(session: ClusterSession, params: Mapping[str, Any]) -> dict:
     waiter = Waiter(timeout=float(params["wait_timeout"]), interval=float(params["wait_sleep"]))
+    if params["flavor"] == "volcano":
+        request = volcano_request(params, waiter)
+        return (volcano.uninstall if params["state"] == "absent" else volcano.install)(session, request)
+    if params.get("volcano_scheduler_config"):
+        session.warnings.append("volcano_scheduler_config only applies to flavor volcano; ignored")
     if params["flavor"] == "upstream":
         for option in OLM_ONLY_OPTIONS:
             if params.get(option):
@@ -73,3 +87,13 @@ def upstream_request(params: Mapping[str, Any], waiter: Waiter) -> upstream.Upst
         policy=options["policy"] or {}, priority_class_name=options["priority_class_name"] or None,
         log_level=int(options["log_level"]), extra_args=list(options["extra_args"] or []),
         wait=bool(params["wait"]), waiter=waiter)
+
+
+def volcano_request(params: Mapping[str, Any], waiter: Waiter) -> volcano.VolcanoRequest:
+    given = {key: value for key, value in (params.get("volcano") or {}).items() if value is not None}
+    options = {**VOLCANO_DEFAULTS, **given}
+    return volcano.VolcanoRequest(
+        name=options["name"], namespace=options["namespace"], image=options["image"], version=options["version"],
+        mode=options["mode"], interval=options["interval"], policy=options["policy"] or {},
+        log_level=int(options["log_level"]), extra_args=list(options["extra_args"] or []),
+        scheduler_config=params.get("volcano_scheduler_config"), wait=bool(params["wait"]), waiter=waiter)
