@@ -1,0 +1,216 @@
+"""The placement preview against a real kube-scheduler (v1.36.3, built by tests/controlplane): random clusters of
+nodes and bound pods on the real API server, one pending pod, and the node the real scheduler binds it to must be one
+of the preview's tied best nodes - for several seeds, with the default profile and with MostAllocated (binpack).
+
+Runs on the suite's own control plane (TEST_BACKEND=controlplane); the test starts its own kube-scheduler with a
+KubeSchedulerConfiguration holding both profiles, and tells the kubelet stand-in to leave its pods alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+SCHEDULER_CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+    "leaderElection": {"leaderElect": False},
+    "profiles": [
+        {"schedulerName": "preview-default"},
+        {"schedulerName": "preview-binpack", "pluginConfig": [{"name": "NodeResourcesFit", "args": {
+            "scoringStrategy": {"type": "MostAllocated",
+                                "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}}]},
+    ],
+}
+SEEDS = (1, 2, 3, 4, 5)
+ZONES = ("zone-a", "zone-b", "zone-c")
+BIND_TIMEOUT = 60.0
+
+
+@pytest.fixture(scope="module")
+def plane(request: pytest.FixtureRequest) -> Any:
+    if os.environ.get("TEST_BACKEND") != "controlplane":
+        pytest.skip("compares with a real kube-scheduler: needs the suite's control plane (TEST_BACKEND=controlplane, "
+                    "tests/controlplane)")
+    return request.getfixturevalue("control_plane")
+
+
+@pytest.fixture(scope="module")
+def scheduler(plane: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Our own kube-scheduler process running both profiles."""
+    from controlplane import free_port
+
+    workdir = tmp_path_factory.mktemp("preview-scheduler")
+    kubeconfig = Path(plane.workdir) / "kube-scheduler.kubeconfig"
+    config = dict(SCHEDULER_CONFIG, clientConnection={"kubeconfig": str(kubeconfig)})
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    log = (workdir / "kube-scheduler.log").open("ab")
+    process = subprocess.Popen(
+        [str(Path(plane.binaries) / "kube-scheduler"), f"--config={workdir / 'config.yaml'}",
+         "--bind-address=127.0.0.1", f"--secure-port={free_port()}", f"--authentication-kubeconfig={kubeconfig}",
+         f"--authorization-kubeconfig={kubeconfig}", "--v=2"],
+        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def random_cluster(rng: random.Random, prefix: str, namespace: str) -> tuple[list[dict], list[dict]]:
+    nodes, pods = [], []
+    for index in range(rng.randint(4, 9)):
+        name = f"{prefix}-n{index}"
+        capacity = {"cpu": str(rng.choice((2, 4, 8))), "memory": f"{rng.choice((4, 8, 16))}Gi", "pods": "110"}
+        taints = []
+        if rng.random() < 0.25:
+            taints.append({"key": "preview/soft", "value": "x", "effect": "PreferNoSchedule"})
+        if rng.random() < 0.15:
+            taints.append({"key": "preview/hard", "value": "x", "effect": "NoSchedule"})
+        nodes.append({"apiVersion": "v1", "kind": "Node",
+                      "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "preview": prefix,
+                                                            "topology.kubernetes.io/zone": rng.choice(ZONES)}},
+                      "spec": {"taints": taints},
+                      "status": {"capacity": capacity, "allocatable": capacity,
+                                 "conditions": [{"type": "Ready", "status": "True"}]}})
+        for number in range(rng.randint(0, 5)):
+            pods.append(_pod(f"{name}-p{number}", namespace, _requests(rng), rng.choice(("web", "db", "batch")),
+                             node_name=name))
+    return nodes, pods
+
+
+def _requests(rng: random.Random) -> dict:
+    requests = {}
+    if rng.random() < 0.9:
+        requests["cpu"] = f"{rng.choice((100, 250, 500, 750, 1000, 1500))}m"
+    if rng.random() < 0.9:
+        requests["memory"] = f"{rng.choice((128, 256, 512, 1024, 2048))}Mi"
+    return requests
+
+
+def _pod(name: str, namespace: str, requests: dict, app: str, node_name: str = "", spec: dict | None = None) -> dict:
+    body = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": requests}}],
+            "tolerations": [{"key": "preview/hard", "operator": "Exists", "effect": "NoExecute"}]}
+    if node_name:
+        body["nodeName"] = node_name
+    body.update(spec or {})
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace,
+                                                           "labels": {"app": app}}, "spec": body}
+
+
+def pending_pod(rng: random.Random, namespace: str, scheduler_name: str, prefix: str) -> dict:
+    # only this test's nodes: the control plane may hold other tests' nodes meanwhile
+    spec: dict[str, Any] = {"schedulerName": scheduler_name, "nodeSelector": {"preview": prefix}}
+    if rng.random() < 0.4:
+        spec["tolerations"] = [{"key": "preview/hard", "operator": "Exists"}]
+    affinity: dict[str, Any] = {}
+    if rng.random() < 0.4:
+        affinity["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [rng.choice(ZONES)]}]}}]}
+    if rng.random() < 0.4:
+        affinity["podAntiAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 100), "podAffinityTerm": {
+                "labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}}]}
+    if affinity:
+        spec["affinity"] = affinity
+    if rng.random() < 0.4:
+        spec["topologySpreadConstraints"] = [{"maxSkew": rng.randint(1, 3), "whenUnsatisfiable": "ScheduleAnyway",
+                                              "topologyKey": "topology.kubernetes.io/zone",
+                                              "labelSelector": {"matchLabels": {"app": "web"}}}]
+    return _pod("pending", namespace, _requests(rng), "web", spec=spec)
+
+
+def _create(api_client: Any, plane: Any, objects: list[dict]) -> None:
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    for obj in objects:
+        if obj["kind"] == "Node":
+            core.create_node(obj)
+        else:
+            plane.kubelet.hands_off(obj["metadata"]["namespace"], obj["metadata"]["name"])
+            core.create_namespaced_pod(obj["metadata"]["namespace"], obj)
+
+
+def _bound_node(api_client: Any, namespace: str, name: str) -> str:
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    deadline = time.monotonic() + BIND_TIMEOUT
+    while time.monotonic() < deadline:
+        pod = core.read_namespaced_pod(name, namespace)
+        if pod.spec.node_name:
+            return pod.spec.node_name
+        time.sleep(0.2)
+    raise AssertionError(f"the real kube-scheduler did not bind {namespace}/{name} within {BIND_TIMEOUT} s")
+
+
+def _preview(api_client: Any, prefix: str, namespace: str, pending: dict) -> Any:
+    """Our placement of the pending pod on what the API server holds for this test's nodes and pods."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
+        StaticCache,
+        load_profiles,
+        schedule,
+    )
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
+        SchedPod,
+        extract_extras,
+    )
+
+    def listed(path: str) -> list[dict]:
+        response = api_client.call_api(path, "GET", _preload_content=False, auth_settings=["BearerToken"])
+        return json.loads(response[0].data)["items"]
+
+    nodes = listed(f"/api/v1/nodes?labelSelector=preview%3D{prefix}")
+    pods = listed(f"/api/v1/namespaces/{namespace}/pods")
+    cluster = Cluster([Node(n) for n in nodes], {})
+    for obj in pods:
+        if obj["spec"].get("nodeName") and obj["metadata"]["name"] != "pending":
+            cluster.bind(SchedPod(Pod(obj), extract_extras(obj)), obj["spec"]["nodeName"])
+    profile = load_profiles(SCHEDULER_CONFIG)[pending["spec"]["schedulerName"]]
+    return schedule(profile, SchedPod(Pod(pending), extract_extras(pending)), cluster, StaticCache())
+
+
+@pytest.mark.parametrize("profile", ["preview-default", "preview-binpack"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_real_scheduler_binds_to_one_of_the_tied_best_nodes(plane: Any, scheduler: Any, api_client: Any,
+                                                             namespace: str, seed: int, profile: str) -> None:
+    from kubernetes import client
+
+    rng = random.Random(f"{seed}-{profile}")
+    prefix = f"pv{uuid.uuid4().hex[:6]}"
+    nodes, pods = random_cluster(rng, prefix, namespace)
+    _create(api_client, plane, nodes + pods)
+    try:
+        time.sleep(2)  # the scheduler's informers see the bound pods before the pending one arrives
+        pending = pending_pod(rng, namespace, profile, prefix)
+        expected = _preview(api_client, prefix, namespace, pending)
+        _create(api_client, plane, [pending])
+        if expected.node is None:
+            time.sleep(5)
+            pod = client.CoreV1Api(api_client).read_namespaced_pod("pending", namespace)
+            assert not pod.spec.node_name, f"preview said unschedulable ({expected.reason}), scheduler bound it"
+            return
+        actual = _bound_node(api_client, namespace, "pending")
+        assert actual in expected.tied, (f"seed {seed} {profile}: kube-scheduler chose {actual}, the preview's best "
+                                         f"were {expected.tied} ({expected.reason})")
+    finally:
+        core = client.CoreV1Api(api_client)
+        for node in nodes:
+            core.delete_node(node["metadata"]["name"])
