@@ -58,9 +58,12 @@ class Order:
         """The node lister's order over all nodes (name order), keeping those ``keep`` admits; once per cycle."""
         return self._listing(nodes, keep)
 
-    def pods(self, pods: Sequence[T], keep: Callable[[T], bool]) -> list[T]:
-        """The pods-by-node indexer's order over all pods of a node (namespace/name order, terminal and already
-        evicted ones included: they hold slots), keeping those ``keep`` admits; a fresh order on every listing."""
+    def pods(self, pods: Sequence[Any], keep: Callable[[Any], bool]) -> list[Any]:
+        """The pods-by-node indexer's order over all pods of a node (terminal and already evicted ones included:
+        they hold slots), keeping those ``keep`` admits; a fresh order on every listing."""
+        if self._rng is not None and len(pods) <= GO_MAP_GROUP_SLOTS:
+            # inserted in API order, i.e. by the key string: "shop-dev/x" comes before "shop/x"
+            pods = sorted(pods, key=lambda pod: f"{pod.namespace}/{pod.name}")
         return self._listing(pods, keep)
 
     def keys(self, items: Iterable[T], fixed: Optional[list[T]] = None) -> list[T]:

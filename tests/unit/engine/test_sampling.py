@@ -203,7 +203,7 @@ def test_a_big_go_map_iterates_in_any_order():
 
 def test_removed_entries_keep_their_slots():
     """An evicted pod leaves a hole: the others keep the rotation of the original slots."""
-    drawn = {tuple(sampling.order_for_sample(i, 0).pods(["a", "b", "c", "d"], lambda p: p != "b"))
+    drawn = {tuple(sampling.order_for_sample(i, 0).nodes(["a", "b", "c", "d"], lambda p: p != "b"))
              for i in range(1, 400)}
     assert drawn == {("a", "c", "d"), ("c", "d", "a"), ("d", "a", "c")}
 
@@ -311,3 +311,15 @@ def test_every_sampled_cycle_of_all_profiles_keeps_upstreams_invariants():
     frequencies = [e["frequency"] for e in plan["evictions"]]
     frequencies += [e["frequency"] for e in plan["sampling"]["other_possible_evictions"]]
     assert sum(frequencies) == pytest.approx(plan["sampling"]["evictions_per_cycle"]["mean"], abs=1e-3)
+
+
+def test_a_small_pod_set_rotates_in_api_key_order():
+    """The informer receives pods by their key "namespace/name": "shop-dev/b" sorts before "shop/a"."""
+    objects = [build_node("n1", 4000, 10**9, 20), build_node("n2", 4000, 10**9, 20),
+               build_pod("a", 100, 0, "n1", namespace="shop"), build_pod("b", 100, 0, "n1", namespace="shop-dev")]
+    snapshot = Snapshot(objects)
+    listed = [p.key for p in snapshot.pods_by_node["n1"]]
+    assert listed == ["shop/a", "shop-dev/b"]  # the deterministic order: by namespace, then name
+    drawn = [tuple(p.key for p in sampling.order_for_sample(i, 0).pods(snapshot.pods_by_node["n1"], keep_all))
+             for i in range(1, 801)]
+    assert drawn.count(("shop-dev/b", "shop/a")) / len(drawn) == pytest.approx(7 / 8, abs=0.04)
