@@ -219,7 +219,7 @@ options:
   volcano_scheduler_config:
     description:
       - The Volcano scheduler's configuration, to check that it can act on what the descheduler does
-        (O(flavor=volcano)). Any of: the text of C(volcano-scheduler.conf) (YAML), that content as a mapping, the
+        (O(flavor=volcano)); either the text of C(volcano-scheduler.conf) (YAML), that content as a mapping, the
         ConfigMap C(volcano-scheduler-configmap) or its C(data), or the CCE Volcano add-on JSON
         (C(default_scheduler_conf), at the top or under C(custom)).
       - "Errors, before anything is written: C(LoadAware) enabled without the scheduler's C(usage) plugin, or with
