@@ -15,9 +15,10 @@ default. A sampling ``Order`` draws, from a seeded generator, the order a fresh 
 
 - a map of up to 8 entries is a single group of 8 slots filled in insertion order, and iteration starts at a
   uniformly random slot and wraps around, so the order is a rotation of the insertion order (the identity being the
-  most likely); the dry-run informers receive nodes and pods in API order (name, namespace/name), so a node list of
-  up to 8 nodes and a node's pods (up to 8, terminal ones included) come in a rotation of that order;
-- a bigger map places its keys by a per-map random hash seed: modelled as a uniformly random permutation;
+  most likely); a bigger map is a swiss table whose layout depends on its random hash seed and on the insertion
+  order (``go_map_layout`` emulates it; its orders match Go 1.26's frequencies), iterated the same way;
+- the dry-run informers receive nodes and pods in API order (name, namespace/name), so the node list and a node's
+  pods (terminal ones included) are iterated from maps filled in that order;
 - ``sort.Slice`` is deterministic given its input: insertion sort up to 12 elements, which keeps ties in input order
   for a strict comparator and reverses them for one answering "less" on equal elements (the priority sort, the pods
   of a topology domain); longer inputs are stable-sorted (they come from a randomly ordered listing anyway).
@@ -41,6 +42,8 @@ T = TypeVar("T")
 MAX_SAMPLES = 1000
 DEFAULT_SEED = 0
 GO_MAP_GROUP_SLOTS = 8  # a Go map this small is one group (swiss table) or one bucket (before Go 1.24)
+GO_MAP_FIRST_TABLE = 16  # slots of the table a small map grows into
+GO_MAP_MAX_TABLE = 1024  # slots; past 7/8 of it Go splits the map into several tables (modelled as any order)
 GO_INSERTION_SORT_MAX = 12  # sort.Slice (pdqsort) insertion-sorts inputs up to this length
 
 
@@ -49,6 +52,8 @@ class Order:
 
     def __init__(self, rng: Optional[random.Random] = None) -> None:
         self._rng = rng
+        # per listed sequence (a node's pods): its API-ordered items and their map layout, fixed for the cycle
+        self._layouts: dict[int, tuple[list, list[Optional[int]]]] = {}
 
     @property
     def shuffled(self) -> bool:
@@ -61,10 +66,15 @@ class Order:
     def pods(self, pods: Sequence[Any], keep: Callable[[Any], bool]) -> list[Any]:
         """The pods-by-node indexer's order over all pods of a node (terminal and already evicted ones included:
         they hold slots), keeping those ``keep`` admits; a fresh order on every listing."""
-        if self._rng is not None and len(pods) <= GO_MAP_GROUP_SLOTS:
+        if self._rng is None:
+            return [pod for pod in pods if keep(pod)]
+        cached = self._layouts.get(id(pods))
+        if cached is None:
             # inserted in API order, i.e. by the key string: "shop-dev/x" comes before "shop/x"
-            pods = sorted(pods, key=lambda pod: f"{pod.namespace}/{pod.name}")
-        return self._listing(pods, keep)
+            ordered = sorted(pods, key=lambda pod: f"{pod.namespace}/{pod.name}")
+            cached = self._layouts[id(pods)] = (ordered, go_map_layout(len(ordered), self._rng))
+        ordered, slots = cached
+        return [pod for pod in self._iterate(ordered, slots) if keep(pod)]
 
     def keys(self, items: Iterable[T], fixed: Optional[list[T]] = None) -> list[T]:
         """A Go map's iteration order over ``items`` given in insertion order (``fixed``: the deterministic order,
@@ -103,17 +113,63 @@ class Order:
         return [item for item in self._go_map_order(list(items)) if keep(item)]
 
     def _go_map_order(self, items: list[T]) -> list[T]:
-        """Iteration order of a Go map whose keys were inserted in ``items`` order (see the module docstring)."""
-        count = len(items)
-        if count < 2:
+        """Iteration order of a fresh Go map whose keys were inserted in ``items`` order."""
+        if len(items) < 2:
             return items
-        if count > GO_MAP_GROUP_SLOTS:
+        return self._iterate(items, go_map_layout(len(items), self._rng))  # type: ignore[arg-type]
+
+    def _iterate(self, items: list[T], slots: list[Optional[int]]) -> list[T]:
+        """One ``range`` over the map: from a uniformly random slot, around the whole slot array."""
+        if not slots:  # too big to lay out: any order
             shuffled = list(items)
             self._rng.shuffle(shuffled)  # type: ignore[union-attr]
             return shuffled
-        start = self._rng.randrange(GO_MAP_GROUP_SLOTS)  # type: ignore[union-attr]
-        slots = ((start + step) % GO_MAP_GROUP_SLOTS for step in range(GO_MAP_GROUP_SLOTS))
-        return [items[slot] for slot in slots if slot < count]
+        start = self._rng.randrange(len(slots))  # type: ignore[union-attr]
+        rotated = slots[start:] + slots[:start]
+        return [items[key] for key in rotated if key is not None]
+
+
+def go_map_layout(count: int, rng: random.Random) -> list[Optional[int]]:
+    """The slot array of a Go (swiss table) map after keys 0..count-1 were inserted in that order.
+
+    Up to 8 keys fill one group's slots in insertion order. The 9th moves them into a 16-slot table by hash (a
+    random 64-bit value per key: Go seeds each map's hash at random); a key goes to the first empty slot of the
+    first group with one along the quadratic probe sequence from group ``(hash >> 7) & mask``, and the table
+    doubles, re-placing its keys in slot order, when it would pass 7/8 full. Returns [] past one table.
+    """
+    if count <= GO_MAP_GROUP_SLOTS:
+        return list(range(count)) + [None] * (GO_MAP_GROUP_SLOTS - count)
+    if count > GO_MAP_MAX_TABLE * 7 // 8:
+        return []
+    hashes = [rng.getrandbits(64) for _ in range(count)]
+    slots: list[Optional[int]] = [None] * GO_MAP_FIRST_TABLE
+    for key in range(GO_MAP_GROUP_SLOTS):
+        _place(slots, hashes, key)
+    room = GO_MAP_FIRST_TABLE * 7 // 8 - GO_MAP_GROUP_SLOTS
+    for key in range(GO_MAP_GROUP_SLOTS, count):
+        if room == 0:
+            old, slots = slots, [None] * (len(slots) * 2)
+            for moved in old:
+                if moved is not None:
+                    _place(slots, hashes, moved)
+            room = len(slots) * 7 // 8 - key
+        _place(slots, hashes, key)
+        room -= 1
+    return slots
+
+
+def _place(slots: list[Optional[int]], hashes: list[int], key: int) -> None:
+    mask = len(slots) // GO_MAP_GROUP_SLOTS - 1
+    group = (hashes[key] >> 7) & mask
+    step = 0
+    while True:
+        base = group * GO_MAP_GROUP_SLOTS
+        for slot in range(base, base + GO_MAP_GROUP_SLOTS):
+            if slots[slot] is None:
+                slots[slot] = key
+                return
+        step += 1
+        group = (group + step) & mask
 
 
 DETERMINISTIC = Order()
