@@ -65,7 +65,8 @@ class Order:
 
     def pods(self, pods: Sequence[Any], keep: Callable[[Any], bool]) -> list[Any]:
         """The pods-by-node indexer's order over all pods of a node (terminal and already evicted ones included:
-        they hold slots), keeping those ``keep`` admits; a fresh order on every listing."""
+        they hold slots), keeping those ``keep`` admits. The node's map layout is drawn once per cycle; each listing
+        starts at a new random slot of it."""
         if self._rng is None:
             return [pod for pod in pods if keep(pod)]
         cached = self._layouts.get(id(pods))
