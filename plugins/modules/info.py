@@ -118,6 +118,21 @@ log_source:
   description: The pod and container whose log was read, and how many lines.
   returned: always (null when no log was read)
   type: dict
+secondary_scheduler:
+  description:
+    - The Secondary Scheduler Operator - C(installed_csv), C(installed_version), C(csv_phase), C(secondary_scheduler)
+      (the CR's C(spec) and C(conditions)), C(config_source), C(config) (the KubeSchedulerConfiguration it runs,
+      metric provider tokens redacted), C(scheduler_names) and C(deployment) (replicas, available replicas).
+  returned: always (null when the operator is not installed)
+  type: dict
+volcano:
+  description:
+    - The Volcano descheduler - C(namespace), C(name), C(image), C(args), C(mode), C(interval), C(deployment),
+      C(policy), C(scheduler_config_source) and C(pairing), the problems found between its policy and the Volcano
+      scheduler's C(volcano-scheduler-configmap) in the same namespace (each with C(field), C(message),
+      C(severity); empty when they pair well, null when the scheduler's configuration was not found).
+  returned: always (null when there is none)
+  type: dict
 notes:
   description: Reads that were forbidden or failed, so their facts are missing.
   returned: always

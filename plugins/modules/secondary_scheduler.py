@@ -11,10 +11,10 @@ version_added: 0.1.0
 description:
   - Runs a second kube-scheduler next to the default one, so that the pods the descheduler evicts can be placed by
     load (Trimaran C(TargetLoadPacking)) instead of by requests. Pods opt in with C(spec.schedulerName).
-  - Installs the Secondary Scheduler Operator through OLM with the same steps as M(descheduler.fleet.operator)
+  - "Installs the Secondary Scheduler Operator through OLM with the same steps as M(descheduler.fleet.operator)
     (package C(openshift-secondary-scheduler-operator) in namespace C(openshift-secondary-scheduler-operator)):
     the catalog is read first, with O(install_plan_approval=Manual) only the InstallPlan of the requested CSV is
-    approved, and the module waits for the CSV to succeed.
+    approved, and the module waits for the CSV to succeed."
   - Writes the KubeSchedulerConfiguration into ConfigMap O(config_map_name) (key C(config.yaml)), built from
     O(trimaran) (one profile scoring with C(TargetLoadPacking), the resource-based scores off) or given whole in
     O(scheduler_config); creates or updates the C(SecondaryScheduler) C(cluster); waits for the operator's
@@ -64,8 +64,8 @@ options:
     default: secondary-scheduler
   config_map_name:
     description:
-      - The ConfigMap holding the configuration (C(spec.schedulerConfig)). Not C(secondary-scheduler): the operator
-        writes its own copy under that name.
+      - The ConfigMap holding the configuration (C(spec.schedulerConfig)). Not C(secondary-scheduler), the name of
+        the copy the operator writes itself.
     type: str
     default: secondary-scheduler-config
   scheduler_config:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from emulator.rollout import DeploymentRollout
 from kubernetes import client
+from operator_support import info_task
 from playbook import run_tasks
 
 PROMETHEUS = "http://prometheus.monitoring:9090"
@@ -133,6 +134,21 @@ def test_install_paired_with_the_scheduler_then_no_change(target: dict, api_clie
         {"kind": "ServiceAccount", "name": name, "namespace": namespace}]
     if target["wait"]:
         assert install["actions"][-1]["action"] == "wait"
+
+
+def test_info_reports_it_and_the_pairing_with_the_scheduler_found_beside_it(target: dict, api_client: Any,
+                                                                          tmp_path: Path) -> None:
+    run(tmp_path, volcano_task(target, "install", policy=POLICY))
+    client.CoreV1Api(api_client).create_namespaced_config_map(target["namespace"], {
+        "metadata": {"name": "volcano-scheduler-configmap"}, "data": {"volcano-scheduler.conf": WITHOUT_USAGE}})
+    info = run(tmp_path, info_task(target["kube"], "info", read_log=False))["info"]["volcano"]
+
+    assert (info["namespace"], info["name"]) == (target["namespace"], target["name"])
+    assert (info["mode"], info["interval"]) == ("predictive", "10m")
+    assert info["policy"]["profiles"] == POLICY["profiles"]
+    assert info["scheduler_config_source"] == f"ConfigMap {target['namespace']}/volcano-scheduler-configmap"
+    assert [(p["field"], p["severity"]) for p in info["pairing"]] == [("volcano_scheduler_config.tiers", "error")]
+    assert "no 'usage' plugin" in info["pairing"][0]["message"]
 
 
 def test_check_mode_and_diff_of_an_interval_change(target: dict, api_client: Any, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from emulator import Emulator
 from emulator.controllers import Controller
 from emulator.olm import CatalogPackage, Olm, crd
 from emulator.resources import ResourceType
+from operator_support import info_task
 from playbook import run_tasks
 
 pytestmark = pytest.mark.needs_emulator  # OLM and the operator are emulated
@@ -172,8 +173,9 @@ EXPECTED_CONFIG = {
 def test_install_configure_then_second_run_changes_nothing(emulator: Emulator, sso: Olm, prometheus: dict,
                                                           tmp_path: Path) -> None:
     options = {"trimaran": trimaran(prometheus), "check_metric_provider": True}
-    results = run(tmp_path, task(emulator, "install", **options), task(emulator, "again", **options))
-    install, again = results["install"], results["again"]
+    results = run(tmp_path, task(emulator, "install", **options), task(emulator, "again", **options),
+                  info_task(emulator, "info", read_log=False))
+    install, again, info = results["install"], results["again"], results["info"]
 
     assert changed_steps(install) == [
         ("namespace", "create"), ("operator_group", "create"), ("subscription", "create"), ("wait", "wait"),
@@ -199,6 +201,15 @@ def test_install_configure_then_second_run_changes_nothing(emulator: Emulator, s
         "app.kubernetes.io/managed-by"] == "descheduler.fleet"
     subscription = emulator.get("subscriptions.operators.coreos.com", NAMESPACE, PACKAGE)
     assert subscription["spec"]["name"] == PACKAGE and subscription["status"]["installedCSV"] == CSV_V140
+
+    facts = info["secondary_scheduler"]  # the info module reports it, the token redacted
+    assert (facts["installed_csv"], facts["installed_version"], facts["csv_phase"]) == (CSV_V140, "1.4.0",
+                                                                                         "Succeeded")
+    assert facts["scheduler_names"] == ["secondary-scheduler"]
+    assert facts["secondary_scheduler"]["spec"]["schedulerImage"] == IMAGE
+    assert facts["config"]["profiles"][0]["pluginConfig"][0]["args"]["metricProvider"]["token"] == "(redacted)"
+    assert facts["deployment"]["available_replicas"] == 1
+    assert info["flavor"] == "none" and info["volcano"] is None
 
 
 def test_check_mode_with_diff_shows_the_config_change_and_writes_nothing(emulator: Emulator, sso: Olm,

@@ -38,6 +38,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     degraded_conditions,
     deployment_rolled_out,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.scheduler_info import (
+    secondary_scheduler_facts,
+    volcano_facts,
+)
 
 VERBOSITY = {2: "Normal", 4: "Debug", 6: "Trace", 8: "TraceAll"}
 _VERBOSITY_ARG = re.compile(r"^--?v=(\d+)$")
@@ -304,6 +308,8 @@ def gather_info(api_client: Any, params: Mapping[str, Any]) -> dict[str, Any]:
         info = _upstream_info(reader, params, workload, kind) if workload else {
             "flavor": "none", "operator": None, "kubedescheduler": None, "operand": None, "policy": None,
             "policy_source": None, "evictions": None, "log_source": None}
+    info["secondary_scheduler"] = secondary_scheduler_facts(reader)
+    info["volcano"] = volcano_facts(reader)
     info["notes"] = reader.notes
     return info
 
