@@ -139,8 +139,9 @@ ARGUMENT_SPEC = dict(
     now=dict(type="str"),
     prometheus_url=dict(type="str"),
     prometheus_token=dict(type="str", no_log=True),
-    prometheus_token_secret=dict(type="dict", options=dict(namespace=dict(type="str", required=True),
-                                                           name=dict(type="str", required=True))),
+    # names the Secret holding the token (namespace, name), not the token itself
+    prometheus_token_secret=dict(type="dict", no_log=False, options=dict(namespace=dict(type="str", required=True),
+                                                                         name=dict(type="str", required=True))),
     prometheus_ca_cert=dict(type="path"),
     prometheus_validate_certs=dict(type="bool", default=True),
     page_size=dict(type="int", default=500),
