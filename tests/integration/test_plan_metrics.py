@@ -242,3 +242,38 @@ def test_metrics_record_needs_a_query_for_prometheus_dest(tmp_path: Path, kube: 
     assert results["record"]["failed"]
     assert "no query to record" in results["record"]["msg"]
     assert not (tmp_path / "p.json").exists()
+
+
+# --- the KubeVirt profile on a live cluster --------------------------------------------------------------------
+
+KUBEVIRT_QUERY = "descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m"
+
+
+@pytest.mark.needs_emulator
+def test_live_kubevirt_profile_reads_vmis_and_prometheus(emulator: Any, tmp_path: Path) -> None:
+    from emulator.kubevirt import install_kubevirt
+
+    kubevirt = install_kubevirt(emulator)
+    nodes = [node(name) for name in ("w1", "w2", "w3")]
+    for item in nodes:
+        item["metadata"]["labels"]["kubevirt.io/schedulable"] = "true"
+    objects: list[dict] = [*nodes, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "vms"}}]
+    for index in range(3):
+        objects += kubevirt.vm("vms", f"vm{index}", "w1")
+    vmis = [o for o in objects if o["kind"] == "VirtualMachineInstance"]
+    vmis[0]["status"]["migrationState"] = {"startTimestamp": "2026-11-22T11:59:00Z"}  # vm0 is migrating now
+    emulator.load(objects)
+    kubeconfig = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
+    spec = {"mode": "Predictive", "deschedulingIntervalSeconds": 60, "profiles": ["KubeVirtRelieveAndMigrate"]}
+    with PrometheusStandIn({KUBEVIRT_QUERY: {"w1": 0.8, "w2": 0.2, "w3": 0.1}}) as prometheus:
+        process, results = run_tasks(tmp_path, [plan_task(**kubeconfig, kubedescheduler=spec,
+                                                          prometheus_url=prometheus.url)])
+        queried = [r["query"]["query"] for r in prometheus.requests]
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert queried == [KUBEVIRT_QUERY]
+    assert plan["errors"] == []
+    assert sorted(e["vm"]["name"] for e in plan["evictions"]) == ["vm1", "vm2"]  # vm0 is mid-migration
+    assert any("KubevirtMigrationAware Filter" in reason for reason in plan["spared"]["by_reason"])
+    assert plan["summary"]["vms_to_migrate"] == 2
+    assert [t["key"] for t in plan["soft_taints"]["nodes"]["w1"]][-1].endswith("/overutilized")

@@ -86,7 +86,34 @@ def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], policy: Mappin
     actual = attach(snapshot, results, now, extra_objects=extra + live_objects)
     actual.metrics_api_problem = problem
     actual.prometheus_unavailable = unavailable
+    if api_client is not None and _uses_migration_aware(document) and not snapshot.kubevirt_objects:
+        snapshot.kubevirt_objects.extend(_read_kubevirt_state(api_client, params.get("page_size") or 500))
     return actual
+
+
+def _uses_migration_aware(document: Mapping[str, Any]) -> bool:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubevirt_migration import NAME
+
+    return any(NAME in ((profile or {}).get("plugins") or {}).get(point, {}).get("enabled", [])
+               for profile in document.get("profiles") or [] for point in ("filter", "preevictionfilter"))
+
+
+def _read_kubevirt_state(api_client: Any, page_size: int) -> list[dict]:
+    """The VMIs and VMIMs KubevirtMigrationAware reads; none when KubeVirt is not installed (the plan warns)."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import list_raw
+
+    objects: list[dict] = []
+    for plural, kind in (("virtualmachineinstances", "VirtualMachineInstance"),
+                         ("virtualmachineinstancemigrations", "VirtualMachineInstanceMigration")):
+        try:
+            items, _version = list_raw(api_client, f"/apis/kubevirt.io/v1/{plural}", page_size=page_size, kind=kind)
+        except ClusterApiError:
+            return []  # not served or not allowed: the plan's warning says the VMs are treated as evictable
+        for item in items:
+            item.setdefault("kind", kind)
+        objects.extend(items)
+    return objects
 
 
 def _moment(now: Any) -> float:
