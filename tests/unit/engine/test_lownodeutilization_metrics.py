@@ -260,3 +260,12 @@ def test_prometheus_thresholds_must_be_metric_resource_only():
             metricsProviders=PROMETHEUS_PROVIDER)
     assert error.value.field.endswith(".thresholds")
     assert "MetricResource" in str(error.value)
+
+
+def test_high_node_utilization_has_no_metrics_upstream():
+    args = {"thresholds": {"cpu": 20}, "metricsUtilization": KUBERNETES_METRICS}
+    document = policy(("HighNodeUtilization", "balance", args))
+    with pytest.raises(PolicyError) as error:
+        compute_plan([], document, lnu.NOW)
+    assert error.value.field.endswith("args.metricsUtilization")
+    assert "reads requests only" in str(error.value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import PluginHandle
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Pod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization as nu
@@ -21,6 +22,10 @@ ONLY_THRESHOLDING = "OnlyThresholdingResources"
 
 
 def validate(args: dict, field: str) -> None:
+    if "metricsUtilization" in args:  # a common mistake: say why, not only "unknown field"
+        raise PolicyError(f"{field}.metricsUtilization", args["metricsUtilization"],
+                          "HighNodeUtilization has no metricsUtilization upstream (it reads requests only, and strict "
+                          "decoding refuses the field); use LowNodeUtilization for actual utilization")
     reader = ArgsReader(args, field, ARG_FIELDS)
     validate_thresholds(args.get("thresholds"), f"{field}.thresholds")
     reader.integer("numberOfNodes")  # a plain int upstream: negative values are accepted and act like 0
