@@ -269,3 +269,20 @@ def test_high_node_utilization_has_no_metrics_upstream():
         compute_plan([], document, lnu.NOW)
     assert error.value.field.endswith("args.metricsUtilization")
     assert "reads requests only" in str(error.value)
+
+
+@pytest.mark.parametrize(("args", "field", "message"), [
+    ({**CPU_PODS, "metricsUtilization": {"source": "KubernetesMetrics", "metricsServer": True}},
+     "metricsUtilization", 'not allowed to set both "KubernetesMetrics" source and metricsServer'),
+    ({**CPU_PODS, "metricsUtilization": {"source": "KubernetesMetrics", "prometheus": {"query": QUERY}}},
+     "metricsUtilization.prometheus", 'prometheus configuration is not allowed to set when source is set to'),
+    (prom_args(30, 50, metricsUtilization={"source": "Prometheus", "prometheus": {}}),
+     "metricsUtilization.prometheus.query", 'prometheus query is required when metrics source is set to "Prometheus"'),
+    (lnu.lnu_args({"cpu": 60}, {"cpu": 50}), "thresholds.cpu",
+     "thresholds' cpu percentage is greater than targetThresholds'"),
+], ids=["both sources", "prometheus with KubernetesMetrics", "missing query", "low above high"])
+def test_validation_messages_are_upstreams(args, field, message):
+    with pytest.raises(PolicyError) as error:
+        run([], args)
+    assert error.value.field.endswith(f"args.{field}")
+    assert message in str(error.value)

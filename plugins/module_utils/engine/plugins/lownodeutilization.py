@@ -42,7 +42,8 @@ def validate(args: dict, field: str) -> None:
         for resource, percent in low.items():
             if percent > high[resource]:
                 raise PolicyError(f"{field}.thresholds.{resource}", percent,
-                                  f"must not be greater than targetThresholds.{resource} ({high[resource]:g})")
+                                  f"thresholds' {resource} percentage is greater than targetThresholds' "
+                                  f"({high[resource]:g}); lower it, or set useDeviationThresholds")
     reader.integer("numberOfNodes")  # a plain int upstream: negative values are accepted and act like 0
     reader.namespaces("evictableNamespaces", include_allowed=False)
     limits = reader.mapping("evictionLimits")
@@ -67,17 +68,21 @@ def _validate_metrics(args: dict, field: str, thresholds: dict) -> None:
     if prometheus is not None:
         ArgsReader(prometheus, f"{where}.prometheus", ("query",)).string("query")
     if source == "KubernetesMetrics" and server:
-        raise PolicyError(where, metrics, "source KubernetesMetrics and metricsServer cannot both be set")
+        raise PolicyError(where, metrics, 'it is not allowed to set both "KubernetesMetrics" source and '
+                          "metricsServer (metricsServer is the deprecated spelling: drop it)")
     if source == "KubernetesMetrics" and prometheus is not None:
-        raise PolicyError(f"{where}.prometheus", prometheus,
-                          "prometheus cannot be set when source is KubernetesMetrics")
+        raise PolicyError(f"{where}.prometheus", prometheus, "prometheus configuration is not allowed to set when "
+                          'source is set to "KubernetesMetrics" (remove it, or use source: Prometheus)')
     if source == "Prometheus":
         query = (prometheus or {}).get("query") or ""
         if not query:
-            raise PolicyError(f"{where}.prometheus.query", query, "a Prometheus query is required")
+            raise PolicyError(f"{where}.prometheus.query", query, 'prometheus query is required when metrics source '
+                              'is set to "Prometheus" (a query returning one 0-1 sample per node, labelled instance)')
         if set(thresholds) != {nu.METRIC_RESOURCE}:
             raise PolicyError(f"{field}.thresholds", sorted(thresholds),
-                              f"with Prometheus the thresholds must name only {nu.METRIC_RESOURCE}")
+                              f'thresholds are expected to specify a single instance of "{nu.METRIC_RESOURCE}" '
+                              f"resource, got {sorted(thresholds)} instead (Prometheus mode compares the query's "
+                              f"value only)")
 
 
 def set_defaults(args: dict) -> dict:
