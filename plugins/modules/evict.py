@@ -28,6 +28,13 @@ description:
     done and never evicts a pod twice, even after an interruption.
   - "In check mode each eviction is a server-side dry run (C(dryRun=All)): the API server answers per pod whether
     its budget allows it now, and nothing changes."
+  - "Cancelling the playbook (SIGINT or SIGTERM to C(ansible-playbook), as an AWX job cancel does, or killing it) or
+    sending SIGINT, SIGTERM or SIGHUP to the module process cancels the run: no eviction starts after that, requests
+    under way get their answer, the journal records it, and the result has RV(stop_reason=cancelled). A rerun with
+    the same journal resumes it."
+  - "One run at a time: a run with a O(journal) holds an exclusive lock on C(<journal>.lock), and with O(lease) a
+    C(coordination.k8s.io/v1) Lease on the cluster, so two control nodes cannot evict on one cluster at once. A
+    second run fails at once naming the holder, or waits up to O(lock_timeout) seconds."
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
@@ -130,9 +137,51 @@ options:
     default: 3
   journal:
     description:
-      - Path of the journal (JSON lines, one fsync per record). Give the same path to resume an interrupted run.
+      - Path of the journal (JSON lines, one fsync per record). Give the same path to resume an interrupted or
+        cancelled run.
       - Without it nothing is recorded and an interrupted run cannot be resumed safely.
+      - "While a run goes on it holds an exclusive lock on C(<journal>.lock) (pid, host, start time and playbook of
+        the holder are written in it): another run with the same journal fails at once naming the holder, or waits
+        (O(lock_timeout)). The kernel frees the lock when its holder exits, however it ends, so the lock of a killed
+        run is taken over at once (RV(lock.taken_over_from)). Check mode takes no lock."
     type: path
+  lock_timeout:
+    description:
+      - Seconds to wait when another run holds the journal's lock or the O(lease). C(0) fails at once with a
+        message naming the holder.
+    type: float
+    default: 0
+  lease:
+    description:
+      - Hold a C(coordination.k8s.io/v1) Lease on the cluster while the run goes on, so that runs from different
+        control nodes (or with different journals) cannot evict on the same cluster at once.
+      - The Lease is free when it does not exist, has no holder, has expired (C(renewTime) plus
+        C(leaseDurationSeconds) in the past; the control nodes' clocks must agree), or was written from this host
+        by a process that no longer runs. Every write carries the C(resourceVersion) read, so of two runs taking it
+        at once only one succeeds.
+      - It is renewed every O(lease.duration)/4 seconds; when no renewal succeeded for O(lease.renew_deadline)
+        seconds (or another run holds it), the run is cancelled (RV(stop_reason=lease_lost)) before the Lease could
+        expire. It is released at the end. Check mode takes no Lease.
+      - "RBAC: C(get), C(create) and C(update) on C(leases) in O(lease.namespace)."
+    type: dict
+    suboptions:
+      namespace:
+        description: Namespace of the Lease (it must exist).
+        type: str
+        required: true
+      name:
+        description: Name of the Lease.
+        type: str
+        default: descheduler-fleet-evict
+      duration:
+        description: C(leaseDurationSeconds) written into the Lease (at least 10).
+        type: int
+        default: 60
+      renew_deadline:
+        description:
+          - Seconds without a successful renewal after which the run gives up the Lease and stops starting
+            evictions; less than O(lease.duration). Defaults to two thirds of O(lease.duration).
+        type: float
   wait_for_replacements:
     description: After each eviction, wait until the workload is back to its desired ready replicas.
     type: bool
@@ -207,6 +256,15 @@ EXAMPLES = r"""
     report_dir: /srv/reports/prod
   register: evicted
 
+- name: Execute it from any of several control nodes, one run at a time per cluster, waiting up to 10 minutes
+  descheduler.fleet.evict:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    plan_file: /srv/reports/prod/plan.json
+    journal: /srv/reports/prod/evict-journal.jsonl
+    lease:
+      namespace: kube-system
+    lock_timeout: 600
+
 - name: Evict two pods by name
   descheduler.fleet.evict:
     pods:
@@ -251,7 +309,7 @@ counts:
 skipped_by_reason:
   description: Skipped pods by reason code (stale_gone, stale_replaced, stale_moved, stale_terminating,
     limit_reached, owner_not_recovered, vm_not_migratable, vm_restart_not_allowed, vm_external, kubevirt_refused,
-    already_done, pod_gone, run_stopped, journal_inconsistent).
+    already_done, pod_gone, run_stopped, cancelled, journal_inconsistent).
   returned: always
   type: dict
 durations:
@@ -275,13 +333,29 @@ failures:
   returned: always
   type: int
 stopped:
-  description: Whether the run stopped because the failure budget was exceeded (the task then fails).
+  description: Whether the run stopped early - the failure budget was exceeded, it was cancelled, or it lost its
+    Lease (the task then fails).
   returned: always
   type: bool
 stop_reason:
-  description: Why the run stopped.
+  description: Why the run stopped early, C(null) when it did not.
   returned: always
   type: str
+  choices: [failure_budget, cancelled, lease_lost]
+stop_message:
+  description: The same, in a sentence.
+  returned: always
+  type: str
+lock:
+  description: The journal's lock - its path, this run's holder details, the seconds waited, and the holder of a
+    dead run whose lock was taken over (C(taken_over_from)). C(null) without a journal and in check mode.
+  returned: always
+  type: dict
+lease:
+  description: The Lease held - namespace, name, identity, duration, renew deadline, seconds waited, the holder it
+    was taken over from, and why it was lost. C(null) without O(lease) and in check mode.
+  returned: always
+  type: dict
 journal:
   description: Journal path, this run's id, and how many runs wrote to the journal before.
   returned: always
@@ -335,6 +409,13 @@ ARGUMENT_SPEC = dict(
     allow_vm_restart=dict(type="bool", default=False),
     report_dir=dict(type="path"),
     cluster_name=dict(type="str"),
+    lock_timeout=dict(type="float", default=0),
+    lease=dict(type="dict", options=dict(
+        namespace=dict(type="str", required=True),
+        name=dict(type="str", default="descheduler-fleet-evict"),
+        duration=dict(type="int", default=60),
+        renew_deadline=dict(type="float"),
+    )),
 )
 
 
@@ -347,7 +428,7 @@ def main() -> None:
     )
     result = run_and_report(module, run_evict, module.params, module.check_mode)
     if result["stopped"]:
-        module.fail_json(msg=result["stop_reason"], **result)
+        module.fail_json(msg=result["stop_message"], **result)
     for pod in result["pods"]:
         if pod["status"] == "failed":
             module.warn(f"{pod['namespace']}/{pod['name']}: {pod['error']}")

@@ -115,7 +115,7 @@ class Gate:
         with self._condition:
             while True:
                 if stop.is_set():
-                    return Admission(skip_reason="not started: the run was stopped (failure budget exceeded)")
+                    return Admission(skip_reason="not started: the run was stopped")
                 used_up = self._used_up(request)
                 if used_up:
                     return Admission(skip_reason=used_up)

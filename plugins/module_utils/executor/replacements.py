@@ -66,10 +66,12 @@ class ReplacementTracker:
     """Reads workloads and finds replacements; shared by the workers of one run."""
 
     def __init__(self, api_client: Any, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
         self._api_client = api_client
         self._clock = clock
         self._sleep = sleep
+        self._cancelled = cancelled  # a cancelled run stops waiting (the eviction itself is done)
         self._lock = threading.Lock()
         self._claimed: set[str] = set()
 
@@ -114,10 +116,10 @@ class ReplacementTracker:
             if counts["ready"] >= counts["desired"] and (ready_new or scaled_down):
                 chosen = self._claim(ready_new)
                 return self._landed(chosen, source_node, started, last)
-            if self._clock() - started >= timeout:
+            if self._clock() - started >= timeout or self._cancelled():
                 pending = self._claim(new_pods, peek=True)
                 result = self._landed(pending, source_node, started, last)
-                result["status"] = "timeout"
+                result["status"] = "cancelled" if self._cancelled() else "timeout"
                 return result
             self._sleep(poll_interval)
 

@@ -26,7 +26,7 @@ def render_markdown(result: Mapping[str, Any], cluster: Optional[str] = None) ->
     if result.get("check_mode"):
         lines += ["*Check mode: server-side dry run, nothing was evicted.*", ""]
     if result.get("stopped"):
-        lines += [f"**Stopped:** {result.get('stop_reason')}", ""]
+        lines += [f"**Stopped ({result.get('stop_reason')}):** {result.get('stop_message')}", ""]
     lines += ["| Outcome | Pods |", "| --- | ---: |"]
     lines += [f"| {status} | {counts.get(status, 0)} |" for status in STATUS_ORDER if counts.get(status)]
     lines += [f"| **total** | {counts.get('total', 0)} |", ""]

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, Callable, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import Cancellation
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.journal import Journal
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.kubevirt import ClusterKubeVirt
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.limits import Gate, SlotRequest
@@ -47,24 +48,32 @@ class FailureBudget:
 
 
 def execute(api_client: Any, targets: list[Target], options: ExecutorOptions, *,
-            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> dict:
-    """Evict (or, in check mode, dry-run) every target within the limits; returns the structured result."""
+            cancellation: Optional[Cancellation] = None, clock: Callable[[], float] = time.monotonic,
+            sleep: Callable[[float], None] = time.sleep) -> dict:
+    """Evict (or, in check mode, dry-run) every target within the limits; returns the structured result.
+
+    Once ``cancellation`` is set, no eviction starts: pods not started are skipped (``cancelled``), requests under
+    way get their answer, waits for replacements and migrations are abandoned, and the journal is closed."""
     started_at, started = _utc_now(), clock()
+    cancellation = cancellation or Cancellation()
     journal = Journal(options.journal, read_only=options.check_mode)
     gate = Gate(options, clock)
     stop = threading.Event()
     budget = FailureBudget(options.failure_budget, stop, gate)
+    cancellation.on_cancel(stop.set)  # only sets an event: this may run inside a signal handler
     context = RunContext(api_client=api_client, options=options, gate=gate, journal=journal,
-                         tracker=ReplacementTracker(api_client, clock, sleep), kubevirt=ClusterKubeVirt(api_client),
-                         stop=stop, clock=clock, sleep=sleep, on_failure=budget.record_failure)
+                         tracker=ReplacementTracker(api_client, clock, sleep, cancelled=cancellation.is_set),
+                         kubevirt=ClusterKubeVirt(api_client), stop=stop, clock=clock, sleep=sleep,
+                         on_failure=budget.record_failure, cancellation=cancellation)
     _count_earlier_evictions(journal, targets, gate)
     journal.record("run_started", targets=len(targets), check_mode=options.check_mode, limits=options.limits())
     try:
         results = _run_workers(context, targets)
     finally:
-        journal.record("run_finished")
+        code, _message = _stop(options, budget, cancellation)
+        journal.record("run_finished", stop_reason=code)
         journal.close()
-    return _result(results, options, gate, journal, budget, started_at, clock() - started)
+    return _result(results, options, gate, journal, budget, cancellation, started_at, clock() - started)
 
 
 def _run_workers(context: RunContext, targets: list[Target]) -> list[PodResult]:
@@ -85,15 +94,24 @@ def _count_earlier_evictions(journal: Journal, targets: list[Target], gate: Gate
             gate.count_done(SlotRequest(history.node or target.node, target.namespace, owner_key))
 
 
+def _stop(options: ExecutorOptions, budget: FailureBudget,
+          cancellation: Cancellation) -> tuple[Optional[str], Optional[str]]:
+    """Why the run stopped early (a stable code and a sentence), or (None, None)."""
+    if cancellation.is_set():
+        return cancellation.code, (f"{cancellation.reason}; no eviction was started after that, pods not started "
+                                   "were skipped, and a rerun with the same journal resumes")
+    if budget.exceeded:
+        return "failure_budget", (f"failure budget exceeded: {budget.failures} pod(s) failed, failure_budget is "
+                                  f"{options.failure_budget}; pods not started were skipped")
+    return None, None
+
+
 def _result(results: list[PodResult], options: ExecutorOptions, gate: Gate, journal: Journal,
-            budget: FailureBudget, started_at: str, seconds: float) -> dict:
+            budget: FailureBudget, cancellation: Cancellation, started_at: str, seconds: float) -> dict:
     summary = summarise(results)
     changed = any(r.changed for r in results) if not options.check_mode else any(
         r.status in (WOULD_EVICT, WOULD_MIGRATE) for r in results)
-    stopped: Optional[str] = None
-    if budget.exceeded:
-        stopped = (f"failure budget exceeded: {budget.failures} pod(s) failed, failure_budget is "
-                   f"{options.failure_budget}; pods not started were skipped")
+    stop_code, stop_message = _stop(options, budget, cancellation)
     summary["durations"]["run_seconds"] = round(seconds, 3)
     return {
         "changed": changed,
@@ -105,8 +123,9 @@ def _result(results: list[PodResult], options: ExecutorOptions, gate: Gate, jour
         "limits": {**options.limits(), "hit": gate.hits(), "max_in_flight_seen": gate.stats.max_in_flight_seen,
                    "max_migrations_seen": gate.stats.max_migrations_seen},
         "failures": budget.failures,
-        "stopped": stopped is not None,
-        "stop_reason": stopped,
+        "stopped": stop_code is not None,
+        "stop_reason": stop_code,
+        "stop_message": stop_message,
         "journal": {"path": options.journal, "run_id": journal.run_id, "previous_runs": journal.previous_runs},
     }
 

@@ -17,6 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import e
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor import kubevirt
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor import result as outcome
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import Cancellation
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.journal import (
     ACCEPTED,
     MIGRATION_STARTED,
@@ -63,6 +64,7 @@ class RunContext:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     on_failure: Callable[[], None] = field(default=_nothing)
+    cancellation: Cancellation = field(default_factory=Cancellation)
 
 
 class _Finished(Exception):
@@ -236,7 +238,10 @@ class PodWorker:
                                               availability["unavailable"] if availability else None, allowance)
             if not admission.owner_busy:
                 break
-            if self.ctx.clock() >= deadline or self.ctx.stop.is_set():
+            if self.ctx.stop.is_set():
+                admission = Admission(skip_reason="not started: the run was stopped")
+                break
+            if self.ctx.clock() >= deadline:
                 admission = Admission(skip_reason=self._not_recovered(owner, availability))
                 break
             self.ctx.stop.wait(self.options.poll_interval)
@@ -261,10 +266,18 @@ class PodWorker:
     def _use(self, admission: Admission) -> None:
         if admission.slot is None:
             reason = admission.skip_reason or "no slot"
-            code = ("limit_reached" if reason.startswith("limit reached") else
-                    "run_stopped" if "stopped" in reason else "owner_not_recovered")
+            if "stopped" in reason:
+                self._not_started()
+            code = "limit_reached" if reason.startswith("limit reached") else "owner_not_recovered"
             self._finish(outcome.SKIPPED, code, reason)
         self.slot = admission.slot
+
+    def _not_started(self) -> None:
+        """The run was stopped (cancelled, or the failure budget was used up) before this pod's turn."""
+        cancellation = self.ctx.cancellation
+        if cancellation.is_set():
+            self._finish(outcome.SKIPPED, "cancelled", f"not started: {cancellation.reason}")
+        self._finish(outcome.SKIPPED, "run_stopped", "not started: the run was stopped (failure budget exceeded)")
 
     def _pods_before(self, owner: Optional[OwnerRef], decision: Optional[kubevirt.VmDecision]) -> Optional[set]:
         if (self.options.check_mode or not self.options.wait_for_replacements or owner is None
@@ -276,6 +289,8 @@ class PodWorker:
 
     def _request(self, pod: dict, decision: Optional[kubevirt.VmDecision]) -> api.EvictionAnswer:
         """POST the Eviction; a 429 from a PDB is retried with exponential backoff until the per-pod timeout."""
+        if self.ctx.stop.is_set():
+            self._not_started()  # the last look before anything is sent: a cancelled run starts nothing
         self.requested_at = self.ctx.clock()
         self.requested_since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 1))
         deadline = self.requested_at + self.options.timeout
@@ -364,6 +379,8 @@ class PodWorker:
         deadline = started + self.options.kubevirt.migration_timeout
         seen_marked = False
         while True:
+            if self.ctx.cancellation.is_set():
+                self._abandon_migration(vmi_name)
             vmi = api.get_vmi(self.ctx.api_client, self.target.namespace, vmi_name)
             state = kubevirt.migration_state(vmi, source_node)
             # right after the request the mark may not be visible yet: "unmarked" ends the wait once seen marked
@@ -375,6 +392,13 @@ class PodWorker:
                 break
             self.ctx.sleep(self.options.poll_interval)
         self._migration_outcome(vmi_name, vmi, state, source_node, started)
+
+    def _abandon_migration(self, vmi_name: str) -> None:
+        """A cancelled run stops following a migration; KubeVirt goes on with it. No outcome is journalled, so a
+        rerun with the journal finds ``migration_started`` and follows it to its end."""
+        self._finish(outcome.SKIPPED, "cancelled", f"the run was cancelled while following the live migration of "
+                     f"VMI {vmi_name}: KubeVirt goes on with it, and a rerun with the journal follows it to its end",
+                     journal=False)
 
     def _migration_outcome(self, vmi_name: str, vmi: Optional[dict], state: str, source_node: str,
                            started: float) -> None:

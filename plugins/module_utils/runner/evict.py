@@ -1,12 +1,28 @@
-"""The flow one call of the evict module follows: read the input, check the plan's age, execute, write reports."""
+"""The flow one call of the evict module follows: read the input, check the plan's age, take the run's locks,
+execute (cancelled by a signal or the end of the playbook), release the locks, write reports."""
 
 from __future__ import annotations
 
+import uuid
+from contextlib import ExitStack
 from typing import Any, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import (
+    LEASE_LOST,
+    Cancellation,
+    cancel_on_signals_and_parent_exit,
+    controller_command,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.options import (
     ExecutorInputError,
+    ExecutorOptions,
     options_from_params,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.runlock import (
+    Holder,
+    RunLock,
+    lock_path,
+    this_holder,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.targets import (
     Target,
@@ -16,19 +32,25 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.executor.targets
     targets_from_pods,
 )
 
+MIN_LEASE_SECONDS = 10
+
 
 def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
     options = options_from_params(params, check_mode)
+    lock_timeout = _lock_timeout(params.get("lock_timeout"))
+    lease_params = _lease_params(params.get("lease"))
     plan, targets, source = _input(params)
     age = check_plan_age(plan, params.get("max_plan_age")) if plan is not None else None
     from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-    from ansible_collections.descheduler.fleet.plugins.module_utils.executor.run import execute
 
-    api_client = build_api_client(params)
-    try:
-        result = execute(api_client, targets, options)
-    finally:
-        api_client.close()
+    cancellation = Cancellation()
+    with cancel_on_signals_and_parent_exit(cancellation):
+        holder = this_holder(playbook=controller_command())
+        api_client = build_api_client(params)
+        try:
+            result = _execute_alone(api_client, targets, options, cancellation, holder, lock_timeout, lease_params)
+        finally:
+            api_client.close()
     result["input"] = {"source": source, "targets": len(targets),
                        "plan_now": (plan or {}).get("now"), "plan_age_seconds": round(age, 1) if age else age}
     if params.get("cluster_name"):
@@ -38,6 +60,73 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
 
         result["report_files"] = write_evict_report(result, params["report_dir"], params.get("cluster_name"))
     return result
+
+
+def _execute_alone(api_client: Any, targets: list[Target], options: ExecutorOptions, cancellation: Cancellation,
+                   holder: Holder, lock_timeout: float, lease_params: Optional[dict]) -> dict:
+    """Execute holding the journal's lock and, when asked, the cluster's Lease: the journal is read only once both
+    are held, so a run that waited sees everything the previous one did. Check mode changes nothing and takes
+    neither."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.executor.run import execute
+
+    with ExitStack() as held:
+        run_lock = None
+        if options.journal and not options.check_mode:
+            run_lock = held.enter_context(RunLock(lock_path(options.journal), holder, lock_timeout,
+                                                  cancelled=cancellation.is_set).acquire())
+        lease = None
+        if lease_params and not options.check_mode:
+            lease = _take_lease(api_client, lease_params, holder, lock_timeout, cancellation)
+            held.callback(lease.release)
+            lease.start_renewing(lambda reason: cancellation.cancel(reason, code=LEASE_LOST))
+        result = execute(api_client, targets, options, cancellation=cancellation)
+    result["lock"] = run_lock.as_dict() if run_lock else None
+    result["lease"] = lease.as_dict() if lease else None
+    return result
+
+
+def _take_lease(api_client: Any, lease_params: dict, holder: Holder, lock_timeout: float,
+                cancellation: Cancellation) -> Any:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.lease import (
+        ClusterLease,
+        LeaseSettings,
+    )
+
+    identity = f"{holder.host}/pid-{holder.pid}/{uuid.uuid4().hex[:8]}"
+    lease = ClusterLease(api_client, LeaseSettings(**lease_params), identity, holder.as_dict())
+    return lease.acquire(lock_timeout, cancelled=cancellation.is_set)
+
+
+def _lock_timeout(value: Any) -> float:
+    if value is None:
+        return 0.0
+    if float(value) < 0:
+        raise ExecutorInputError(f"lock_timeout: must be 0 (fail at once when another run holds the journal or the "
+                                 f"Lease) or a number of seconds to wait, got {value}")
+    return float(value)
+
+
+def _lease_params(value: Any) -> Optional[dict]:
+    """The ``lease`` option, validated: None when no Lease is asked for."""
+    if not value:
+        return None
+    namespace = value.get("namespace")
+    if not namespace:
+        raise ExecutorInputError("lease.namespace: name the namespace of the Lease (for example kube-system, or the "
+                                 "namespace the descheduler runs in); it must exist and the user needs get, create "
+                                 "and update on leases there")
+    duration = int(value.get("duration") if value.get("duration") is not None else 60)
+    renew_deadline = float(value.get("renew_deadline") if value.get("renew_deadline") is not None
+                           else duration * 2 / 3)
+    if duration < MIN_LEASE_SECONDS:
+        raise ExecutorInputError(f"lease.duration: must be at least {MIN_LEASE_SECONDS} seconds, got {duration}")
+    if not 0 < renew_deadline < duration:
+        raise ExecutorInputError(f"lease.renew_deadline: must be more than 0 and less than lease.duration "
+                                 f"({duration}), so the run stops before its Lease can expire; got {renew_deadline:g}")
+    settings = {"namespace": namespace, "duration": duration, "renew_deadline": renew_deadline}
+    if value.get("name"):
+        settings["name"] = value["name"]
+    return settings
 
 
 def _input(params: Mapping[str, Any]) -> tuple[Optional[dict], list[Target], str]:

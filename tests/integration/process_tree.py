@@ -1,0 +1,39 @@
+"""Processes below a process, for tests that kill a playbook "with its whole process tree".
+
+ansible-playbook's worker starts a new session, so ``os.killpg`` on the playbook's group does not reach the
+module process; a test that means "the machine died" has to kill the descendants too.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children first), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as handle:
+                parent = int(handle.read().rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(0), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and everything below it at once: nothing gets to clean up."""
+    for target in [pid, *descendants(pid)]:
+        try:
+            os.kill(target, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
