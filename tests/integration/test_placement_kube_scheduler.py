@@ -8,7 +8,6 @@ KubeSchedulerConfiguration holding both profiles, and tells the kubelet stand-in
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import subprocess
@@ -41,6 +40,35 @@ def plane(request: pytest.FixtureRequest) -> Any:
         pytest.skip("compares with a real kube-scheduler: needs the suite's control plane (TEST_BACKEND=controlplane, "
                     "tests/controlplane)")
     return request.getfixturevalue("control_plane")
+
+
+@pytest.fixture
+def api_client(plane: Any) -> Any:
+    from kubernetes import config
+
+    client = config.new_client_from_config(str(plane.kubeconfig))
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def namespace(api_client: Any) -> Any:
+    from kubernetes import client
+
+    name = f"preview-{uuid.uuid4().hex[:8]}"
+    core = client.CoreV1Api(api_client)
+    core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # pods need the namespace's default ServiceAccount
+        if core.list_namespaced_service_account(name).items:
+            break
+        time.sleep(0.2)
+    try:
+        yield name
+    finally:
+        core.delete_namespace(name)
 
 
 @pytest.fixture(scope="module")
@@ -172,13 +200,11 @@ def _preview(api_client: Any, prefix: str, namespace: str, pending: dict) -> Any
         SchedPod,
         extract_extras,
     )
+    from kubernetes import client
 
-    def listed(path: str) -> list[dict]:
-        response = api_client.call_api(path, "GET", _preload_content=False, auth_settings=["BearerToken"])
-        return json.loads(response[0].data)["items"]
-
-    nodes = listed(f"/api/v1/nodes?labelSelector=preview%3D{prefix}")
-    pods = listed(f"/api/v1/namespaces/{namespace}/pods")
+    core = client.CoreV1Api(api_client)
+    nodes = api_client.sanitize_for_serialization(core.list_node(label_selector=f"preview={prefix}"))["items"]
+    pods = api_client.sanitize_for_serialization(core.list_namespaced_pod(namespace))["items"]
     cluster = Cluster([Node(n) for n in nodes], {})
     for obj in pods:
         if obj["spec"].get("nodeName") and obj["metadata"]["name"] != "pending":
