@@ -338,10 +338,10 @@ stopped:
   returned: always
   type: bool
 stop_reason:
-  description: Why the run stopped early, C(null) when it did not.
+  description: Why the run stopped early - C(failure_budget), C(cancelled) or C(lease_lost) - or C(null) when it did
+    not.
   returned: always
   type: str
-  choices: [failure_budget, cancelled, lease_lost]
 stop_message:
   description: The same, in a sentence.
   returned: always

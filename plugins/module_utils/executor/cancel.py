@@ -1,10 +1,10 @@
 """Cancellation of a run: a signal to the module, or the Ansible process that started it going away.
 
 How ansible-core (2.18 and 2.19) runs a module on ``connection: local``, found by running one (see docs/evict.md,
-"Cancellation"): ``ansible-playbook`` forks a worker process (a new session, so a terminal's Ctrl-C never reaches it),
-which starts ``/bin/sh -c "/bin/sh -c '<python> AnsiballZ_evict.py && sleep 0'"``; AnsiballZ runs the module in
-that python process. When ``ansible-playbook`` is interrupted (SIGINT, then SIGTERM: what an AWX job cancel sends)
-it exits and its worker dies, but the two shells and the module live on, reparented, and the module receives no
+"Cancellation"): ``ansible-playbook`` forks a worker process (2.19 puts it in a new session, 2.18 does not), which
+starts ``/bin/sh -c "/bin/sh -c '<python> AnsiballZ_evict.py && sleep 0'"``; AnsiballZ runs the module in that
+python process. When ``ansible-playbook`` is interrupted (SIGINT, then SIGTERM: what an AWX job cancel sends) it
+exits and its worker dies, but the two shells and the module live on, reparented, and the module receives no
 signal at all. ``prctl(PR_SET_PDEATHSIG)`` does not help: the module's parent is a shell that survives.
 
 So a run watches its ancestors up to and including the Ansible processes (the worker and ``ansible-playbook``):
