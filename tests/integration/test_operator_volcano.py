@@ -141,7 +141,9 @@ def test_info_reports_it_and_the_pairing_with_the_scheduler_found_beside_it(targ
     run(tmp_path, volcano_task(target, "install", policy=POLICY))
     client.CoreV1Api(api_client).create_namespaced_config_map(target["namespace"], {
         "metadata": {"name": "volcano-scheduler-configmap"}, "data": {"volcano-scheduler.conf": WITHOUT_USAGE}})
-    info = run(tmp_path, info_task(target["kube"], "info", read_log=False))["info"]["volcano"]
+    results = run(tmp_path, info_task(target["kube"], "info", read_log=False),
+                  volcano_task(target, "again", policy=POLICY))
+    info, again = results["info"]["volcano"], results["again"]
 
     assert (info["namespace"], info["name"]) == (target["namespace"], target["name"])
     assert (info["mode"], info["interval"]) == ("predictive", "10m")
@@ -149,6 +151,9 @@ def test_info_reports_it_and_the_pairing_with_the_scheduler_found_beside_it(targ
     assert info["scheduler_config_source"] == f"ConfigMap {target['namespace']}/volcano-scheduler-configmap"
     assert [(p["field"], p["severity"]) for p in info["pairing"]] == [("volcano_scheduler_config.tiers", "error")]
     assert "no 'usage' plugin" in info["pairing"][0]["message"]
+    # not given as volcano_scheduler_config, the scheduler's ConfigMap found beside it only warns
+    assert again["changed"] is False
+    assert any("no 'usage' plugin" in w and "pass it as volcano_scheduler_config" in w for w in again["warnings"])
 
 
 def test_check_mode_and_diff_of_an_interval_change(target: dict, api_client: Any, tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 APP_NAME = "volcano-descheduler"
 CONTAINER_NAME = "descheduler"
+SCHEDULER_CONFIGMAP = "volcano-scheduler-configmap"  # the Volcano scheduler's, as its Helm chart names it
 
 # The installer's example policy (thresholds cpu 30 / memory 30, targets cpu 80 / memory 85), used when none is
 # given. Its metrics source is left empty as upstream ships it: LoadAware then evicts nothing (a warning says so).
@@ -104,6 +105,8 @@ def validate(session: ClusterSession, request: VolcanoRequest) -> dict:
         raise LifecycleError(str(error), field="volcano_scheduler_config") from error
     if scheduler_config is not None:
         problems += volcano_policy.pairing_problems(document, scheduler_config)
+    else:
+        problems += _pairing_with_the_scheduler_found(session, request, document)
     errors, warnings = volcano_policy.split(problems)
     if errors:
         raise LifecycleError("the Volcano descheduler's policy cannot be deployed: " + "; ".join(map(str, errors)),
@@ -112,6 +115,23 @@ def validate(session: ClusterSession, request: VolcanoRequest) -> dict:
     session.warnings.extend(str(p) for p in warnings)
     _check_with_engine(session, document)
     return document
+
+
+def _pairing_with_the_scheduler_found(session: ClusterSession, request: VolcanoRequest,
+                                      document: dict) -> list[volcano_policy.Problem]:
+    """Without volcano_scheduler_config, the Volcano scheduler's ConfigMap in the same namespace (where its chart
+    puts it) is checked too, but only to warn: the user did not ask for this pairing to block the install."""
+    ref = Ref("ConfigMap", SCHEDULER_CONFIGMAP, request.namespace)
+    found = session.read(ref)
+    if found is None:
+        return []
+    try:
+        scheduler_config = volcano_policy.parse_scheduler_config(found)
+    except volcano_policy.SchedulerConfigError:
+        return []
+    problems = volcano_policy.pairing_problems(document, scheduler_config or {})
+    return [volcano_policy.Problem(p.field, f"{p.message} (found in {ref}; pass it as volcano_scheduler_config to "
+                                   "make this an error)", "warning") for p in problems]
 
 
 def policy_document(policy: Optional[dict]) -> dict:
