@@ -143,7 +143,7 @@ options:
       - "While a run goes on it holds an exclusive lock on C(<journal>.lock) (pid, host, start time and playbook of
         the holder are written in it): another run with the same journal fails at once naming the holder, or waits
         (O(lock_timeout)). The kernel frees the lock when its holder exits, however it ends, so the lock of a killed
-        run is taken over at once (RV(lock.taken_over_from)). Check mode takes no lock."
+        run is taken over at once (RV(lock), key C(taken_over_from)). Check mode takes no lock."
     type: path
   lock_timeout:
     description:
