@@ -72,8 +72,21 @@ class BalancedAllocation:
         if not self.cpu_memory:
             return [self.score(pod, state, n) for n in nodes]
         cpu, memory = pod.cpu, pod.memory
-        return [_two_resource_score(n.req_cpu, cpu, n.alloc_cpu, n.req_memory, memory, n.alloc_memory)
-                if n.alloc_cpu and n.alloc_memory else self.score(pod, state, n) for n in nodes]
+        result = []
+        for n in nodes:
+            cpu_alloc, memory_alloc = n.alloc_cpu, n.alloc_memory
+            if not (cpu_alloc and memory_alloc):
+                result.append(self.score(pod, state, n))
+                continue
+            # _two_resource_score inlined: this loop runs for every feasible node of every replacement
+            before_cpu, before_memory = n.req_cpu / cpu_alloc, n.req_memory / memory_alloc
+            after_cpu, after_memory = (n.req_cpu + cpu) / cpu_alloc, (n.req_memory + memory) / memory_alloc
+            with_pod = int((1 - abs((after_cpu if after_cpu < 1 else 1.0) - (after_memory if after_memory < 1 else 1.0))
+                            / 2) * MAX_NODE_SCORE)
+            without_pod = int((1 - abs((before_cpu if before_cpu < 1 else 1.0)
+                                       - (before_memory if before_memory < 1 else 1.0)) / 2) * MAX_NODE_SCORE)
+            result.append(MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2)
+        return result
 
     def normalize(self, state: Any, scores: list[int]) -> None:
         return None

@@ -18,25 +18,43 @@ REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernete
 
 
 class TermIndex:
-    """Affinity terms of bound pods, each distinct term once, with how many pods carry it per topology value."""
+    """Affinity terms of bound pods, each distinct term once, with how many pods carry it per topology value.
+
+    Entries are grouped by the namespace a term selects (None: a namespaceSelector, any namespace), so a pod is only
+    checked against the terms that can select it."""
 
     def __init__(self) -> None:
-        self.entries: dict[tuple, tuple[AffinityTerm, dict[str, int]]] = {}
+        self.by_namespace: dict[Optional[str], dict[tuple, tuple[AffinityTerm, dict[str, int]]]] = {}
 
     def update(self, terms: list[AffinityTerm], node: NodeInfo, sign: int) -> None:
         for term in terms:
             value = node.labels.get(term.topology_key)
             if value is None:
                 continue  # a term whose key the node lacks matches no domain
-            entry = self.entries.get(term.identity)
-            if entry is None:
-                entry = self.entries[term.identity] = (term, {})
-            counts = entry[1]
-            counts[value] = counts.get(value, 0) + sign
-            if counts[value] == 0:
-                del counts[value]
-                if not counts:
-                    del self.entries[term.identity]
+            # a term with a namespaceSelector may select any namespace: it goes to the group every pod reads
+            for namespace in (term.namespaces if term.namespace_selector is None else (None,)):
+                self._count(self.by_namespace.setdefault(namespace, {}), term, value, sign)
+
+    @staticmethod
+    def _count(entries: dict, term: AffinityTerm, value: str, sign: int) -> None:
+        entry = entries.get(term.identity)
+        if entry is None:
+            entry = entries[term.identity] = (term, {})
+        counts = entry[1]
+        counts[value] = counts.get(value, 0) + sign
+        if counts[value] == 0:
+            del counts[value]
+            if not counts:
+                del entries[term.identity]
+
+    def candidates(self, namespace: str) -> list[tuple[AffinityTerm, dict[str, int]]]:
+        """The entries whose term may select a pod of ``namespace`` (each once)."""
+        found = dict(self.by_namespace.get(namespace) or {})
+        found.update(self.by_namespace.get(None) or {})
+        return list(found.values())
+
+    def __bool__(self) -> bool:
+        return any(self.by_namespace.values())
 
 
 class NodeInfo:

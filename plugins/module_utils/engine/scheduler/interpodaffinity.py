@@ -68,11 +68,11 @@ class InterPodAffinity:
 
     # ---- filter ----
     def pre_filter(self, pod: SchedPod, cluster: Cluster) -> Any:
-        if not cluster.required_anti.entries and not pod.affinity and not pod.anti_affinity:
+        if not cluster.required_anti and not pod.affinity and not pod.anti_affinity:
             return SKIP
         namespaces = cluster.namespace_labels
         existing_anti: dict = {}
-        for term, counts in cluster.required_anti.entries.values():
+        for term, counts in cluster.required_anti.candidates(pod.namespace):
             if term.matches(pod, namespaces):
                 for value, count in counts.items():
                     key = (term.topology_key, value)
@@ -121,7 +121,7 @@ class InterPodAffinity:
         for index, weight in indexes:
             if weight == 0:
                 continue
-            for term, counts in index.entries.values():
+            for term, counts in index.candidates(pod.namespace):
                 if not term.matches(pod, namespaces):
                     continue
                 amount = weight if weight is not None else term.weight

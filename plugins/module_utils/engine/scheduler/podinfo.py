@@ -125,7 +125,7 @@ class ExtrasIndex:
     def from_objects(cls, objects: Iterable[Mapping[str, Any]]) -> ExtrasIndex:
         index = cls()
         for obj in objects:
-            if isinstance(obj, Mapping):
+            if isinstance(obj, dict):  # not typing.Mapping: its isinstance check is slow at 150,000 objects
                 index.record(obj)
         return index
 

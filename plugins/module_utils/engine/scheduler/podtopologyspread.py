@@ -225,7 +225,26 @@ class PodTopologySpread:
                     values[i][value] += count
 
     def score_many(self, pod: SchedPod, state: Any, nodes: list[NodeInfo]) -> list[int]:
-        return [self.score(pod, state, n) for n in nodes]
+        """score() for every node, with the per-constraint lookups hoisted out of the node loop."""
+        constraints, ignored, values, host_counts, weights = state
+        plan = [(c.topology_key, c.topology_key == HOSTNAME, i, weights[i], c.max_skew - 1, values[i])
+                for i, c in enumerate(constraints)]
+        result = []
+        for node in nodes:
+            if node.index in ignored:
+                result.append(0)
+                continue
+            labels = node.labels
+            hosted = host_counts.get(node.index)
+            total = 0.0
+            for key, by_host, i, weight, base, counts in plan:
+                value = labels.get(key)
+                if value is None:
+                    continue
+                count = (hosted[i] if hosted else 0) if by_host else counts.get(value, 0)
+                total += count * weight + base
+            result.append(int(math.floor(total + 0.5)))  # go_round for the non-negative totals here
+        return result
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
         constraints, ignored, values, host_counts, weights = state

@@ -10,6 +10,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     num_feasible_nodes_to_find,
     schedule,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP
 from schedtest import cluster, node, pod, sched
 
 BINPACK = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [{
@@ -88,3 +89,34 @@ def test_identical_nodes_are_reported_as_ties() -> None:
     binpacked = schedule(load_profiles(BINPACK)["binpack"], sched(pod(requests=[{"cpu": "1", "memory": "1Gi"}])),
                          state, StaticCache())
     assert binpacked.tied == ["b"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_batched_scoring_equals_per_node_scoring(seed: int) -> None:
+    """score_many (what the framework calls) gives exactly score() per node, on random clusters."""
+    import random
+
+    from schedtest import pod as make_pod
+
+    rng = random.Random(seed)
+    zones = ("a", "b", "")
+    nodes = []
+    for i in range(12):
+        labels = {"kubernetes.io/hostname": f"n{i}"}
+        if rng.choice(zones):
+            labels["topology.kubernetes.io/zone"] = rng.choice(zones[:2])
+        taints = [{"key": "t", "value": "v", "effect": "PreferNoSchedule"}] if rng.random() < 0.3 else []
+        nodes.append(node(f"n{i}", {"cpu": str(rng.choice((1, 2, 4))), "memory": f"{rng.choice((2, 4, 8))}Gi"},
+                          labels=labels, taints=taints))
+    pods = [make_pod(node_name=f"n{rng.randrange(12)}", owner="rs" if rng.random() < 0.5 else None,
+                     requests=[{"cpu": f"{rng.choice((100, 300, 900))}m", "memory": f"{rng.choice((64, 512))}Mi"}])
+            for _ in range(30)]
+    state = cluster(nodes, pods)
+    incoming = sched(make_pod(owner="rs", requests=[{"cpu": "200m", "memory": "256Mi"}]))
+    feasible = list(state.nodes)
+    for plugin, _ in load_profiles(BINPACK)["binpack"].scorers + load_profiles(None)["default-scheduler"].scorers:
+        pre = plugin.pre_score(incoming, state, feasible)
+        if pre is SKIP or not hasattr(plugin, "score_many"):
+            continue
+        assert plugin.score_many(incoming, pre, feasible) == [plugin.score(incoming, pre, n) for n in feasible], \
+            plugin.name
