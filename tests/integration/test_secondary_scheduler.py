@@ -17,6 +17,7 @@ import pytest
 import yaml
 from emulator import Emulator
 from emulator.controllers import Controller
+from emulator.metrics_api import serve_metrics_api
 from emulator.olm import CatalogPackage, Olm, crd
 from emulator.resources import ResourceType
 from operator_support import info_task
@@ -281,3 +282,17 @@ def test_uninstall_in_order_leaves_nothing(emulator: Emulator, sso: Olm, prometh
     assert emulator.get("Deployment", NAMESPACE, "secondary-scheduler") is None
     assert emulator.get("ConfigMap", NAMESPACE, "secondary-scheduler-config") is None
     assert emulator.get("Namespace", None, NAMESPACE) is None
+
+
+def test_metrics_server_provider_is_checked_through_the_cluster(emulator: Emulator, sso: Olm,
+                                                               tmp_path: Path) -> None:
+    before = run(tmp_path, task(emulator, "missing", check=True, check_metric_provider=True,
+                                ignore_errors=True))["missing"]
+    serve_metrics_api(emulator)
+    after = run(tmp_path, task(emulator, "served", check=True, check_metric_provider=True))["served"]
+
+    assert before["field"] == "trimaran.metric_provider.type"  # the default provider, KubernetesMetricsServer
+    assert "/apis/metrics.k8s.io/v1beta1 is not served on this cluster: install metrics-server" in before["msg"]
+    assert before["actions"] == []
+    assert after["metric_provider_checks"] == [{"field": "trimaran.metric_provider.type",
+                                                "address": "/apis/metrics.k8s.io/v1beta1", "reachable": True}]

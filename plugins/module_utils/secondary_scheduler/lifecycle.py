@@ -55,7 +55,9 @@ def check_config(session: ClusterSession, request: SchedulerRequest) -> list[dic
     try:
         session.warnings.extend(scheduler_config.validate(request.config))
         if request.check_metric_provider:
-            return probe.check_sources(session.api, scheduler_config.metric_sources(request.config))
+            checked = probe.check_sources(session.api, scheduler_config.metric_sources(request.config))
+            aliases = request.field_aliases or {}
+            return [{**entry, "field": aliases.get(entry["field"], entry["field"])} for entry in checked]
     except scheduler_config.ConfigError as error:
         field = (request.field_aliases or {}).get(error.field, error.field)
         message = str(error).replace(error.field, field, 1)
