@@ -296,3 +296,15 @@ def test_metrics_server_provider_is_checked_through_the_cluster(emulator: Emulat
     assert before["actions"] == []
     assert after["metric_provider_checks"] == [{"field": "trimaran.metric_provider.type",
                                                 "address": "/apis/metrics.k8s.io/v1beta1", "reachable": True}]
+
+
+def test_manual_pin_installs_that_version_and_leaves_the_upgrade_waiting(emulator: Emulator, sso: Olm,
+                                                                        tmp_path: Path) -> None:
+    pinned = {"install_plan_approval": "Manual", "starting_csv": "secondaryscheduleroperator.v1.3.1"}
+    results = run(tmp_path, task(emulator, "install", **pinned), task(emulator, "again", **pinned))
+    install, again = results["install"], results["again"]
+
+    assert (install["installed_csv"], install["installed_version"]) == ("secondaryscheduleroperator.v1.3.1", "1.3.1")
+    assert install["pending_upgrade"]["csvs"] == [CSV_V140] and install["pending_upgrade"]["approved"] is False
+    assert again["changed"] is False and again["installed_csv"] == "secondaryscheduleroperator.v1.3.1"
+    assert emulator.get("clusterserviceversions.operators.coreos.com", NAMESPACE, CSV_V140) is None
