@@ -113,11 +113,8 @@ def cooldown_check(handle: Any, pod: Any, records: MigrationRecords, args: dict[
     cutoff = handle.now - args["migrationHistoryWindow"]
     count = sum(1 for t in records.completions.get(uid, ()) if t > cutoff)
     limit = args["maxMigrationCooldown"]
-    for _ in range(1, count):
-        cooldown *= 2
-        if cooldown >= limit:
-            break
-    cooldown = min(cooldown, limit)
+    # doubled for each completion beyond the first in the window, never past the cap
+    cooldown = min(cooldown * 2 ** max(count - 1, 0), limit)
     elapsed = handle.now - end
     if elapsed < cooldown:
         return (f"VM migrated {int(elapsed // 60)}m ago, cooldown {int(cooldown // 60)}m after {count or 1} "
