@@ -115,6 +115,12 @@ def _sample_number(raw: Any) -> Optional[float]:
     return None if math.isnan(number) else number
 
 
+def _go_float(value: float) -> str:
+    """A float64 as Go's %v prints it: shortest round-trip digits, no trailing .0 (1.7, 2, 1.203818181818181)."""
+    text = repr(value)
+    return text[:-2] if text.endswith(".0") else text
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
@@ -232,8 +238,9 @@ class ActualUsage:
         percents: dict[str, int] = {}
         for instance, value in answer.values.items():
             if value < 0 or value > 1:
-                raise UsageUnavailable(f'the collected metrics sample for "{instance}" has value {value:g} outside '
-                                       f"of <0; 1> interval (query {query!r} must return a fraction per node)")
+                raise UsageUnavailable(f'the collected metrics sample for "{instance}" has value {_go_float(value)} '
+                                       f"outside of <0; 1> interval (query {query!r} must return a fraction per "
+                                       "node)")
             percents[instance] = int(value * 100)
         for node in node_names:
             if node not in percents:

@@ -106,3 +106,28 @@ def test_stale_samples_are_warned_about():
     assert any("NodeMetrics of 1 node(s) sampled more than 300s before now (oldest: n1, 7200s)" in w
                for w in actual.warnings)
     assert any(f"Prometheus answer for '{QUERY}' was evaluated 3600s before now" in w for w in actual.warnings)
+
+
+# upstream usageclients_test.go TestPrometheusUsageClient: the same samples and the same errors
+N1, N2, N3 = "ip-10-0-17-165.ec2.internal", "ip-10-0-51-101.ec2.internal", "ip-10-0-94-25.ec2.internal"
+
+
+def test_prometheus_usage_client_valid_data():
+    answer = vector((N2, "0.20381818181818104"), (N1, "0.4245454545454522"), (N3, "0.5695757575757561"))
+    usage = ActualUsage.build(prometheus_results={QUERY: answer}).prometheus_usage(QUERY, [N1, N2, N3])
+    assert usage == {N2: 20, N1: 42, N3: 56}
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    ({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"__name__": QUERY}, "value": [1728991761.711, "0.20381818181818104"]}]}},
+     "the collected metrics sample is missing 'instance' key"),
+    (vector((N2, "1.20381818181818104")),
+     f'the collected metrics sample for "{N2}" has value 1.203818181818181 outside of <0; 1> interval'),
+    ({"status": "success", "data": {"resultType": "scalar", "result": [1728991761.711, "0.20381818181818104"]}},
+     'expected query results to be of type "vector", got "scalar" instead'),
+], ids=["missing instance label", "value out of range", "not a vector"])
+def test_prometheus_usage_client_errors(answer, message):
+    with pytest.raises(UsageUnavailable) as error:
+        ActualUsage.build(prometheus_results={QUERY: answer}).prometheus_usage(QUERY, [N1, N2, N3])
+    assert str(error.value).startswith(message)
