@@ -29,13 +29,14 @@ demo: venv
 	$(BIN)/ansible-playbook -i examples/inventory.yml playbooks/dry_run.yml -e dry_run_fail_on_cluster_error=true
 	@echo "Reports: examples/out/<cluster>/plan.{json,md,html} and examples/out/fleet-summary.{md,html}"
 
-test: lint unit integration sanity compat
+test: lint unit integration sanity compat package
 
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ansible-lint  # production profile, see .ansible-lint
 	$(BIN)/antsibull-changelog lint
 	$(BIN)/antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
 
 unit: venv
 	$(BIN)/pytest -q tests/unit
@@ -68,3 +69,22 @@ changelog: venv
 	$(BIN)/antsibull-changelog lint
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/antsibull-changelog generate
 
+# The collection as users get it. tarball: what ansible-galaxy builds (galaxy.yml's build_ignore decides the content;
+# tests/integration/test_installed_collection.py installs one into an empty collections path and runs the demo).
+# ee: the execution environment's build context (build/ee/Containerfile); building the image needs podman/docker.
+.PHONY: tarball ee package
+tarball: venv
+	rm -rf build/dist
+	$(BIN)/ansible-galaxy collection build --output-path build/dist .
+	cd build/dist && ln -s descheduler-fleet-*.tar.gz descheduler-fleet.tar.gz
+
+ee: tarball
+	rm -rf build/ee
+	$(BIN)/ansible-builder create --file execution-environment.yml --context build/ee --output-filename Containerfile
+
+# docs: docs/modules/<name>.md, a page per module and role from ansible-doc (what `ansible-doc` shows, in Markdown).
+.PHONY: docs
+docs: venv
+	$(BIN)/python docs/modules/generate.py
+
+package: ee docs
