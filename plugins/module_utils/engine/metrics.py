@@ -28,7 +28,12 @@ from typing import Any, Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import parse_quantity, scaled
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import (
+    milli_value,
+    parse_quantity,
+    scaled,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import value as unit_value
 
 METRICS_KINDS = frozenset(["NodeMetrics", "PodMetrics"])
 METRIC_RESOURCE = "MetricResource"
@@ -162,7 +167,8 @@ class ActualUsage:
         nodes: dict[str, dict[str, int]] = {}
         pods: dict[tuple[str, str], Any] = {}
         seen = False
-        stale: list[tuple[float, str]] = []
+        samples: dict[str, list[tuple[float, int, dict[str, int]]]] = {}
+        youngest: dict[str, float] = {}  # node → age of its newest sample
         for obj in metrics_objects:
             seen = True
             kind = obj.get("kind")
@@ -172,10 +178,14 @@ class ActualUsage:
                 pods[(meta.get("namespace") or "default", meta.get("name") or "")] = obj
             elif kind == "NodeMetrics":
                 name, usage = _node_metrics(obj)
-                nodes[name] = usage
+                moment = _time_or_none(obj.get("timestamp"))
+                samples.setdefault(name, []).append((moment if moment is not None else 0.0, len(samples), usage))
                 age = _age(warnings, f"NodeMetrics {name}", obj.get("timestamp"), now)
-                if age is not None and age > STALE_SECONDS:
-                    stale.append((age, name))
+                if age is not None:
+                    youngest[name] = min(age, youngest.get(name, age))
+        for name, found in samples.items():
+            nodes[name] = _collected(found)
+        stale = [(age, name) for name, age in youngest.items() if age > STALE_SECONDS]
         if stale:
             oldest, name = max(stale)
             warnings.append(f"NodeMetrics of {len(stale)} node(s) sampled more than {int(STALE_SECONDS)}s before now "
@@ -248,6 +258,29 @@ class ActualUsage:
                 raise UsageUnavailable(f"unable to find metric entry for {node} (query {query!r} answered for "
                                        f"instances: {known}; its 'instance' label must be the node name)")
         return percents
+
+
+def _collected(samples: list[tuple[float, int, dict[str, int]]]) -> dict[str, int]:
+    """What upstream's metrics collector holds after seeing these samples of one node in time order: the first
+    raw, then round(0.9*previous + 0.1*new) each (cpu in millis, memory in bytes). One sample: that sample."""
+    ordered = sorted(samples, key=lambda sample: sample[:2])
+    held = {"cpu": milli_value(ordered[0][2].get("cpu", 0)), "memory": unit_value(ordered[0][2].get("memory", 0))}
+    for _moment, _index, usage in ordered[1:]:
+        held["cpu"] = _go_round(0.9 * held["cpu"] + 0.1 * milli_value(usage.get("cpu", 0)))
+        held["memory"] = _go_round(0.9 * held["memory"] + 0.1 * unit_value(usage.get("memory", 0)))
+    return {"cpu": held["cpu"] * 10**6, "memory": held["memory"] * 10**9}  # back to nano-units
+
+
+def _go_round(number: float) -> int:
+    """math.Round: halves away from zero (Python's round() goes to even)."""
+    return int(math.floor(abs(number) + 0.5)) * (1 if number >= 0 else -1)
+
+
+def _time_or_none(text: Any) -> Optional[float]:
+    try:
+        return parse_time(text) if text else None
+    except ValueError:
+        return None
 
 
 def _node_metrics(obj: Mapping[str, Any]) -> tuple[str, dict[str, int]]:

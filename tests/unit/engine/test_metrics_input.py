@@ -131,3 +131,13 @@ def test_prometheus_usage_client_errors(answer, message):
     with pytest.raises(UsageUnavailable) as error:
         ActualUsage.build(prometheus_results={QUERY: answer}).prometheus_usage(QUERY, [N1, N2, N3])
     assert str(error.value).startswith(message)
+
+
+def test_several_node_samples_are_averaged_as_the_metrics_collector_does():
+    # upstream TestActualUsageClient: n2 at 1400m, then 500m, then 900m → 1400, 1310, 1269
+    samples = [node_metrics("n2", "1400m", "1714978816", "2026-11-22T11:59:40Z")]
+    assert ActualUsage.build(samples).node_usage("n2")["cpu"] == 1400
+    samples.append(node_metrics("n2", "500m", "1714978816", "2026-11-22T11:59:45Z"))
+    assert ActualUsage.build(samples).node_usage("n2")["cpu"] == 1310
+    samples.append(node_metrics("n2", "900m", "1714978816", "2026-11-22T11:59:50Z"))
+    assert ActualUsage.build(list(reversed(samples))).node_usage("n2") == {"cpu": 1269, "memory": 1714978816}
