@@ -86,8 +86,9 @@ def install(session: ClusterSession, request: OlmRequest) -> dict:
 def ensure_namespace(session: ClusterSession, target: OlmPackage = DESCHEDULER_OLM) -> dict:
     # The descheduler's label lets the cluster monitoring stack scrape the operand; the operator refuses
     # Prometheus-based profiles without it (operator.md §1.5), and the console would set it during a UI install.
+    labels = dict(target.namespace_labels)
     return session.ensure("namespace", Ref("Namespace", target.namespace),
-                          {"metadata": {"labels": dict(target.namespace_labels)}})
+                          {"metadata": {"labels": labels} if labels else {}})
 
 
 def ensure_operator_group(session: ClusterSession, target: OlmPackage = DESCHEDULER_OLM) -> dict:
