@@ -1,26 +1,23 @@
-"""Helpers for the kubedescheduler, info and tune tests: the operator emulation fixture and task builders.
+"""Helpers for the kubedescheduler, info and tune tests: the operator stand-in fixture and task builders.
 
-On the emulator, `operator_standin` installs the Kube Descheduler Operator emulation
-(tests/integration/emulator/descheduler_operator.py).
-On a real cluster (TEST_KUBECONFIG) the operator must already be installed; the KubeDescheduler `cluster` found there
-is put back at the end of each test.
+`operator_for(kube)` starts the Kube Descheduler Operator stand-in (standins/descheduler_operator.py) on the test's
+API server – the emulator or a real kube-apiserver – and stops it and removes what it installed at the end. Reads go
+through HTTP (`get_kd`, `get_object`), so assertions hold on either backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from emulator.descheduler_operator import (
-    OPERATOR_NAMESPACE,
-    ROUTE_CRD,
-    SCHEDULER_CRD,
-    KubeDeschedulerOperator,
-    install_descheduler_operator,
-)
+from standins import emulator_gaps
+from standins.descheduler_operator import OPERATOR_NAMESPACE, DeschedulerOperator
+from standins.kubedescheduler_types import API_VERSION, KUBEDESCHEDULER_CRD, ROUTE_CRD, SCHEDULER_CRD
+from standins.rest import Rest, install_crds, path, remove_crds, wait_until
 
-KD_API = "operator.openshift.io/v1"
+KD_API = API_VERSION
 BASE_SPEC = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}
 
 
@@ -29,9 +26,8 @@ def connection(kube: Any) -> dict[str, str]:
 
 
 def kd_task(kube: Any, register: str = "kd", **options: Any) -> dict[str, Any]:
-    """A descheduler.fleet.kubedescheduler task (short waits on the emulator, where the operator acts at once)."""
-    timeout = 20 if getattr(kube, "is_emulator", False) else 300
-    args = {**connection(kube), "wait_timeout": timeout, "wait_sleep": 1, **options}
+    """A descheduler.fleet.kubedescheduler task (the stand-in acts within a second: short waits)."""
+    args = {**connection(kube), "wait_timeout": 30, "wait_sleep": 1, **options}
     return {"name": f"KubeDescheduler ({register})", "descheduler.fleet.kubedescheduler": args, "register": register}
 
 
@@ -57,52 +53,63 @@ def assert_failed(process: Any) -> None:
     assert process.returncode != 0, process.stdout[-6000:]
 
 
+def read(kube: Any, url: str) -> dict[str, Any] | None:
+    with kube.api_client() as client:
+        return Rest(client).get(url)
+
+
 def get_kd(kube: Any) -> dict[str, Any] | None:
-    if getattr(kube, "is_emulator", False):
-        return kube.get("kubedeschedulers.operator.openshift.io", OPERATOR_NAMESPACE, "cluster")
-    return kube.get("KubeDescheduler", OPERATOR_NAMESPACE, "cluster", api_version=KD_API)
+    return read(kube, path(KD_API, "kubedeschedulers", OPERATOR_NAMESPACE, "cluster"))
 
 
-def get_object(kube: Any, kind: str, name: str, api_version: str = "v1") -> dict[str, Any] | None:
-    if getattr(kube, "is_emulator", False):
-        return kube.get(kind, OPERATOR_NAMESPACE, name)
-    return kube.get(kind, OPERATOR_NAMESPACE, name, api_version=api_version)
+def get_object(kube: Any, plural: str, name: str, api_version: str = "v1") -> dict[str, Any] | None:
+    """An object of the operator namespace, e.g. get_object(kube, "deployments", "descheduler", "apps/v1")."""
+    return read(kube, path(api_version, plural, OPERATOR_NAMESPACE, name))
 
 
-def _real_cluster_kd(kube: Any) -> Iterator[None]:
-    """Start without a KubeDescheduler; put the real cluster's one back as it was at the end."""
-    from kubernetes.dynamic import DynamicClient
-    from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+@contextmanager
+def descheduler_operator(kube: Any, *, monitoring_label: bool = True, psi_enabled: bool = True,
+                         operand_ready: bool = True) -> Iterator[DeschedulerOperator]:
+    """The operator stand-in on `kube`, with what the backend lacks filled in (emulator_gaps); on exit the loops stop
+    and, on a server that outlives the test, the KubeDescheduler, its namespace and the CRD it created are removed."""
+    on_emulator = getattr(kube, "is_emulator", False)
+    if not operand_ready and not on_emulator:
+        pytest.skip("the control plane's node stand-in starts every pod: an operand that never becomes ready "
+                    "needs the emulator")
+    client = kube.api_client()
+    workloads = emulator_gaps.fill_in(kube) if on_emulator else None
+    if workloads is not None and not operand_ready:
+        workloads.not_ready.add("descheduler")
+    rest = Rest(client)
+    crd_existed = rest.get(path("apiextensions.k8s.io/v1", "customresourcedefinitions",
+                                name=KUBEDESCHEDULER_CRD["metadata"]["name"])) is not None
+    operator = DeschedulerOperator(client, psi_enabled=psi_enabled,
+                                   log_sink=emulator_gaps.log_sink(kube) if on_emulator else None)
+    try:
+        yield operator.install(monitoring_label=monitoring_label)
+        operator.check()
+    finally:
+        operator.stop()
+        if workloads is not None:
+            workloads.stop()
+        if not on_emulator:
+            _remove_operator(rest, remove_crd=not crd_existed)
+        client.close()
 
-    with kube.api_client() as client:
-        try:
-            resource = DynamicClient(client).resources.get(api_version=KD_API, kind="KubeDescheduler")
-        except ResourceNotFoundError:
-            pytest.skip("the Kube Descheduler Operator is not installed on TEST_KUBECONFIG's cluster")
-        try:
-            original = resource.get(name="cluster", namespace=OPERATOR_NAMESPACE).to_dict()
-            resource.delete(name="cluster", namespace=OPERATOR_NAMESPACE)
-        except NotFoundError:
-            original = None
-    yield
-    with kube.api_client() as client:
-        resource = DynamicClient(client).resources.get(api_version=KD_API, kind="KubeDescheduler")
-        try:
-            resource.delete(name="cluster", namespace=OPERATOR_NAMESPACE)
-        except NotFoundError:
-            pass
-        if original is not None:
-            resource.create(body={"apiVersion": KD_API, "kind": "KubeDescheduler",
-                                  "metadata": {"name": "cluster", "namespace": OPERATOR_NAMESPACE},
-                                  "spec": original.get("spec") or {}}, namespace=OPERATOR_NAMESPACE)
+
+def _remove_operator(rest: Rest, remove_crd: bool) -> None:
+    rest.delete(path(KD_API, "kubedeschedulers", OPERATOR_NAMESPACE, "cluster"))
+    namespace = path("v1", "namespaces", name=OPERATOR_NAMESPACE)
+    rest.delete(namespace)
+    wait_until(lambda: rest.get(namespace) is None, 120, 0.5, "the operator namespace to be deleted")
+    if remove_crd:
+        remove_crds(rest, [KUBEDESCHEDULER_CRD["metadata"]["name"]])
 
 
-def operator_for(kube: Any) -> Iterator[KubeDeschedulerOperator | None]:
-    """For an `operator_standin` fixture: the operator, emulated (yielded, to steer it) or the real cluster's (None)."""
-    if getattr(kube, "is_emulator", False):
-        yield install_descheduler_operator(kube)
-        return
-    yield from _real_cluster_kd(kube)
+def operator_for(kube: Any, **options: Any) -> Iterator[DeschedulerOperator]:
+    """For an `operator_standin` fixture: the running stand-in, to steer it."""
+    with descheduler_operator(kube, **options) as operator:
+        yield operator
 
 
 def node(name: str, kubevirt: bool = False) -> dict[str, Any]:
@@ -115,18 +122,24 @@ def node(name: str, kubevirt: bool = False) -> dict[str, Any]:
                        "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
-def serve_openshift_config(emulator: Any, *, scheduler_profile: str | None = None, route: bool = True) -> None:
+PROMETHEUS_HOST = "prometheus-k8s-openshift-monitoring.apps.example.com"
+
+
+def serve_openshift_config(kube: Any, *, scheduler_profile: str | None = None, route: bool = True) -> None:
     """The OpenShift objects the operator reads: schedulers.config.openshift.io/cluster and the Prometheus route."""
-    if emulator.get("customresourcedefinitions", None, SCHEDULER_CRD["metadata"]["name"]) is None:
-        emulator.create(dict(SCHEDULER_CRD))
-        emulator.create(dict(ROUTE_CRD))
-    if scheduler_profile is not None:
-        emulator.create({"apiVersion": "config.openshift.io/v1", "kind": "Scheduler", "metadata": {"name": "cluster"},
-                         "spec": {"profile": scheduler_profile}})
-    if route:
-        if emulator.get("namespaces", None, "openshift-monitoring") is None:
-            emulator.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "openshift-monitoring"}})
-        emulator.load([{"apiVersion": "route.openshift.io/v1", "kind": "Route",
-                        "metadata": {"name": "prometheus-k8s", "namespace": "openshift-monitoring"},
-                        "spec": {"host": "prometheus-k8s-openshift-monitoring.apps.example.com"},
-                        "status": {"ingress": [{"host": "prometheus-k8s-openshift-monitoring.apps.example.com"}]}}])
+    with kube.api_client() as client:
+        rest = Rest(client)
+        install_crds(rest, [SCHEDULER_CRD, ROUTE_CRD])
+        if scheduler_profile is not None:
+            rest.create(path("config.openshift.io/v1", "schedulers"), {
+                "apiVersion": "config.openshift.io/v1", "kind": "Scheduler", "metadata": {"name": "cluster"},
+                "spec": {"profile": scheduler_profile}})
+        if route:
+            rest.create_if_absent(path("v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace",
+                                                             "metadata": {"name": "openshift-monitoring"}})
+            routes = path("route.openshift.io/v1", "routes", "openshift-monitoring")
+            rest.create(routes, {"apiVersion": "route.openshift.io/v1", "kind": "Route",
+                                 "metadata": {"name": "prometheus-k8s", "namespace": "openshift-monitoring"},
+                                 "spec": {"host": PROMETHEUS_HOST}})
+            rest.change(routes + "/prometheus-k8s/status",
+                        lambda r: r.update(status={"ingress": [{"host": PROMETHEUS_HOST}]}))

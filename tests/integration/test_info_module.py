@@ -8,17 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulator.descheduler_operator import install_descheduler_operator
-from emulator.olm import Olm
 from operator_support import (
     BASE_SPEC,
     assert_succeeded,
+    descheduler_operator,
     info_task,
     kd_task,
     operator_for,
     run_ok,
 )
 from playbook import run_tasks
+from standins.olm import Olm, csv_name
+from standins.rest import Rest, path, wait_until
 
 
 @pytest.fixture
@@ -39,46 +40,49 @@ AUTOMATIC_LOG = (
 )
 
 
-@pytest.mark.needs_emulator
-def test_operator_installed_by_olm_with_predictive_evictions(emulator: Any, tmp_path: Path) -> None:
-    Olm(on_succeeded=[lambda em, csv: install_descheduler_operator(em)]).install(emulator)
-    emulator.create({"apiVersion": "v1", "kind": "Namespace",
-                     "metadata": {"name": "openshift-kube-descheduler-operator",
-                                  "labels": {"openshift.io/cluster-monitoring": "true"}}})
-    emulator.create({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
-                     "metadata": {"name": "cluster-kube-descheduler-operator",
-                                  "namespace": "openshift-kube-descheduler-operator"},
-                     "spec": {"name": "cluster-kube-descheduler-operator", "channel": "stable",
-                              "source": "redhat-operators", "sourceNamespace": "openshift-marketplace",
-                              "installPlanApproval": "Automatic"}})
-    operator = install_descheduler_operator(emulator)
-    run_ok(tmp_path, [kd_task(emulator, "kd", spec={
-        **BASE_SPEC, "profiles": ["LifecycleAndUtilization"]})])
-    operator.set_operand_log(TWO_CYCLES)
+@pytest.fixture
+def installed_by_olm(kube: Any) -> Iterator[Any]:
+    """The operator installed through the OLM stand-in (a Subscription resolved to CSV 5.4.0), then running."""
+    with kube.api_client() as client:
+        olm = Olm(client).install()
+        rest = Rest(client)
+        namespace = "openshift-kube-descheduler-operator"
+        rest.create(path("v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": namespace, "labels": {"openshift.io/cluster-monitoring": "true"}}})
+        rest.create(path("operators.coreos.com/v1alpha1", "subscriptions", namespace), {
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": "cluster-kube-descheduler-operator", "namespace": namespace},
+            "spec": {"name": "cluster-kube-descheduler-operator", "channel": "stable", "source": "redhat-operators",
+                     "sourceNamespace": "openshift-marketplace", "installPlanApproval": "Automatic"}})
+        csv = path("operators.coreos.com/v1alpha1", "clusterserviceversions", namespace, csv_name("5.4.0"))
+        wait_until(lambda: ((rest.get(csv) or {}).get("status") or {}).get("phase") == "Succeeded",
+                   what="the CSV to succeed")
+        try:
+            with descheduler_operator(kube) as operator:
+                yield operator
+            olm.check()
+        finally:
+            olm.uninstall()
 
-    process, results = run_tasks(tmp_path, [info_task(emulator, "info")])
+
+def test_operator_installed_by_olm(kube: Any, installed_by_olm: Any, tmp_path: Path) -> None:
+    run_ok(tmp_path, [kd_task(kube, "kd", spec={**BASE_SPEC, "profiles": ["LifecycleAndUtilization"]})])
+    process, results = run_tasks(tmp_path, [info_task(kube, "info", read_log=False)])
+    assert_succeeded(process)
+    assert_operator_facts(results["info"])
+    assert results["info"]["evictions"] is None
+
+
+@pytest.mark.needs_emulator  # the operand's log is a pod log: served by a kubelet, which a bare control plane lacks
+def test_operator_installed_by_olm_with_predictive_evictions(kube: Any, installed_by_olm: Any,
+                                                             tmp_path: Path) -> None:
+    run_ok(tmp_path, [kd_task(kube, "kd", spec={**BASE_SPEC, "profiles": ["LifecycleAndUtilization"]})])
+    installed_by_olm.set_operand_log(TWO_CYCLES)
+
+    process, results = run_tasks(tmp_path, [info_task(kube, "info")])
     assert_succeeded(process)
     info = results["info"]
-    assert info["changed"] is False
-    assert info["flavor"] == "olm"
-    assert info["operator"]["version"] == "5.4.0"
-    assert info["operator"]["channel"] == "stable"
-    assert info["operator"]["csv_phase"] == "Succeeded"
-    assert info["operator"]["csv"]["name"] == "clusterkubedescheduleroperator.v5.4.0"
-    assert info["operator"]["subscription"]["installed_csv"] == "clusterkubedescheduleroperator.v5.4.0"
-    assert info["kubedescheduler"]["spec"]["profiles"] == ["LifecycleAndUtilization"]
-    assert info["kubedescheduler"]["conditions"][0]["type"] == "TargetConfigControllerDegraded"
-    assert info["kubedescheduler"]["degraded"] == []
-    assert [p["name"] for p in info["policy"]["profiles"]] == ["LifecycleAndUtilization"]
-    assert info["policy_source"] == "ConfigMap openshift-kube-descheduler-operator/cluster key policy.yaml"
-
-    operand = info["operand"]
-    assert operand["mode"] == "predictive"
-    assert operand["log_level"] == "Normal"
-    assert operand["interval"] == "3600s"
-    assert operand["rolled_out"] is True
-    assert len(operand["pods"]) == 1 and operand["pods"][0]["ready"] is True
-
+    assert_operator_facts(info)
     evictions = info["evictions"]
     assert info["log_source"]["container"] == "openshift-descheduler"
     assert [e["pod"] for e in evictions["evictions"]] == ["ns1/web-5d9c7", "shop/api-6c4d-9kq2w",
@@ -101,16 +105,37 @@ def test_operator_installed_by_olm_with_predictive_evictions(emulator: Any, tmp_
     assert evictions["limit_errors_by_kind"] == {"node": 2, "total": 2}
 
 
+def assert_operator_facts(info: dict[str, Any]) -> None:
+    assert info["changed"] is False
+    assert info["flavor"] == "olm"
+    assert info["operator"]["version"] == "5.4.0"
+    assert info["operator"]["channel"] == "stable"
+    assert info["operator"]["csv_phase"] == "Succeeded"
+    assert info["operator"]["csv"]["name"] == "clusterkubedescheduleroperator.v5.4.0"
+    assert info["operator"]["subscription"]["installed_csv"] == "clusterkubedescheduleroperator.v5.4.0"
+    assert info["kubedescheduler"]["spec"]["profiles"] == ["LifecycleAndUtilization"]
+    assert info["kubedescheduler"]["conditions"][0]["type"] == "TargetConfigControllerDegraded"
+    assert info["kubedescheduler"]["degraded"] == []
+    assert [p["name"] for p in info["policy"]["profiles"]] == ["LifecycleAndUtilization"]
+    assert info["policy_source"] == "ConfigMap openshift-kube-descheduler-operator/cluster key policy.yaml"
+    operand = info["operand"]
+    assert operand["mode"] == "predictive"
+    assert operand["log_level"] == "Normal"
+    assert operand["interval"] == "3600s"
+    assert operand["rolled_out"] is True
+    assert len(operand["pods"]) == 1 and operand["pods"][0]["ready"] is True
+
+
 def test_no_descheduler(kube: Any, tmp_path: Path) -> None:
-    if not getattr(kube, "is_emulator", False):
-        pytest.skip("a real cluster may well run a descheduler")
+    if getattr(kube, "is_external", False):
+        pytest.skip("a tester's cluster may well run a descheduler")
     process, results = run_tasks(tmp_path, [info_task(kube, "info")])
     assert_succeeded(process)
     assert results["info"]["flavor"] == "none"
     assert results["info"]["evictions"] is None
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.needs_emulator  # the operand's log is a pod log (no kubelet on the control plane)
 def test_operator_without_olm_objects_and_automatic_mode(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     """A KubeDescheduler alone is enough to find the operator; Automatic mode logs real evictions."""
     run_ok(tmp_path, [kd_task(kube, "kd", spec={**BASE_SPEC, "mode": "Automatic",
@@ -127,7 +152,7 @@ def test_operator_without_olm_objects_and_automatic_mode(kube: Any, operator_sta
     assert info["evictions"]["profile_key_logged"] is False
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.needs_emulator  # the descheduler's log is a pod log (no kubelet on the control plane)
 def test_upstream_descheduler(emulator: Any, tmp_path: Path) -> None:
     policy = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"
     labels = {"app.kubernetes.io/name": "descheduler", "app.kubernetes.io/instance": "descheduler"}
@@ -165,9 +190,10 @@ def test_upstream_descheduler(emulator: Any, tmp_path: Path) -> None:
                                   "tail_lines": 10000}
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.needs_emulator  # RBAC denial is injected with the emulator's auth
 def test_forbidden_reads_become_notes(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     run_ok(tmp_path, [kd_task(kube, "kd", spec=BASE_SPEC)])
+    operator_standin.stop()  # it acts as the same user: the rule below is for the module's reads only
     kube.auth.forbid("get", "configmaps")
     process, results = run_tasks(tmp_path, [info_task(kube, "info", read_log=False)])
     assert_succeeded(process)

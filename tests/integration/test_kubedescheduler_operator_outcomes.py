@@ -1,6 +1,6 @@
 """What the kubedescheduler module does when the operator itself refuses or stalls, and the legacy v1beta1 path.
 
-The emulated operator (emulator/descheduler_operator.py) shows both refusal outcomes of operator.md §1.5: "scale to 0 +
+The operator stand-in (standins/descheduler_operator.py) shows both refusal outcomes of operator.md §1.5: "scale to 0 +
 TargetConfigControllerDegraded" and "log-only" (nothing changes, one line in the operator log).
 """
 
@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulator.descheduler_operator import install_descheduler_operator
 from operator_support import (
     BASE_SPEC,
     assert_succeeded,
+    descheduler_operator,
     get_kd,
     get_object,
     kd_task,
@@ -84,14 +84,17 @@ def test_legacy_and_v1_spec_are_exclusive(kube: Any, operator_standin: Any, tmp_
     assert "mutually exclusive" in results["both"]["msg"]
 
 
-@pytest.mark.needs_emulator
-def test_degraded_operator_fails_the_wait_with_its_reason(emulator: Any, tmp_path: Path) -> None:
+def test_degraded_operator_fails_the_wait_with_its_reason(kube: Any, tmp_path: Path) -> None:
     """PSI cannot be checked from outside: the operator scales the descheduler to 0 and degrades."""
-    operator = install_descheduler_operator(emulator, psi_enabled=False)
-    emulator.load([node("virt-1", kubevirt=True), node("virt-2", kubevirt=True)])
-    serve_openshift_config(emulator)
-    run_ok(tmp_path, [kd_task(emulator, "valid", spec=BASE_SPEC)])
-    task = {**kd_task(emulator, "kubevirt", spec={**BASE_SPEC, "profiles": ["KubeVirtRelieveAndMigrate"]},
+    with descheduler_operator(kube, psi_enabled=False) as operator:
+        kube.load([node("virt-1", kubevirt=True), node("virt-2", kubevirt=True)])
+        serve_openshift_config(kube)
+        degraded_then_recovered(kube, operator, tmp_path)
+
+
+def degraded_then_recovered(kube: Any, operator: Any, tmp_path: Path) -> None:
+    run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])
+    task = {**kd_task(kube, "kubevirt", spec={**BASE_SPEC, "profiles": ["KubeVirtRelieveAndMigrate"]},
                       wait_timeout=10), "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])
     result = results["kubevirt"]
@@ -102,18 +105,18 @@ def test_degraded_operator_fails_the_wait_with_its_reason(emulator: Any, tmp_pat
         "scaled the descheduler to 0. Fix the cause and run again")
     assert result["operand"]["replicas"] == 0
     assert "PSI" in process.stdout + process.stderr  # the PSI warning was shown before the write
-    deployment = get_object(emulator, "deployments", "descheduler", api_version="apps/v1")
+    deployment = get_object(kube, "deployments", "descheduler", api_version="apps/v1")
     assert deployment is not None and deployment["spec"]["replicas"] == 0
     assert operator.syncs >= 2
 
     operator.psi_enabled = True
-    process, results = run_tasks(tmp_path, [kd_task(emulator, "recovered", spec=BASE_SPEC)])
+    process, results = run_tasks(tmp_path, [kd_task(kube, "recovered", spec=BASE_SPEC)])
     assert_succeeded(process)
     assert results["recovered"]["operand"]["replicas"] == 1
     assert results["recovered"]["conditions"][0]["status"] == "False"
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.needs_emulator  # the operator's log is a pod log: served by a kubelet, which a bare control plane lacks
 def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])
     operator_standin.inject_error(
@@ -134,19 +137,17 @@ def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, operator_st
     assert "--descheduling-interval=3600s" in str(get_object(kube, "deployments", "descheduler", "apps/v1"))
 
 
-@pytest.mark.needs_emulator
-def test_operand_that_never_becomes_ready(emulator: Any, tmp_path: Path) -> None:
-    install_descheduler_operator(emulator, operand_ready=False)
-    task = {**kd_task(emulator, "stuck", spec=BASE_SPEC, wait_timeout=2), "ignore_errors": True}
-    process, results = run_tasks(tmp_path, [task])
+def test_operand_that_never_becomes_ready(kube: Any, tmp_path: Path) -> None:
+    with descheduler_operator(kube, operand_ready=False):
+        task = {**kd_task(kube, "stuck", spec=BASE_SPEC, wait_timeout=2), "ignore_errors": True}
+        process, results = run_tasks(tmp_path, [task])
     assert results["stuck"]["failed"] is True
     assert results["stuck"]["msg"] == ("Deployment descheduler did not become available within 2s with generation 1 "
                                        "(0/1 ready)")
 
 
-@pytest.mark.needs_emulator
-def test_no_operator_installed(emulator: Any, tmp_path: Path) -> None:
-    task = {**kd_task(emulator, "nothing", spec=BASE_SPEC), "ignore_errors": True}
+def test_no_operator_installed(kube: Any, tmp_path: Path) -> None:
+    task = {**kd_task(kube, "nothing", spec=BASE_SPEC), "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])
     assert results["nothing"]["failed"] is True
     assert results["nothing"]["msg"] == (
@@ -155,7 +156,7 @@ def test_no_operator_installed(emulator: Any, tmp_path: Path) -> None:
         "(descheduler.fleet.operator or the install role)")
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.needs_emulator  # RBAC denial is injected with the emulator's auth; the control plane has one admin user
 def test_forbidden_write_names_the_missing_permission(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     kube.auth.forbid("create", "kubedeschedulers.operator.openshift.io")
     task = {**kd_task(kube, "denied", spec=BASE_SPEC), "ignore_errors": True}

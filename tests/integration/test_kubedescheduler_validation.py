@@ -1,8 +1,9 @@
 """Every rule of the reference's rejection table (operator.md §1.5) is caught by descheduler.fleet.kubedescheduler
 before any write, with a message naming the field, the value, why and the fix; warnings are shown, not fatal.
 
-Each group of rules runs in one ansible-playbook (`ignore_errors` per task) against an emulator prepared with the
-facts the rules depend on; afterwards the stored KubeDescheduler and its ConfigMap must be exactly as before.
+Each group of rules runs in one ansible-playbook (`ignore_errors` per task) against an API server (the `kube` fixture)
+running the operator stand-in and prepared with the facts the rules depend on; afterwards the stored KubeDescheduler
+and its ConfigMap must be exactly as before.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     CONFLICTING_PROFILES,
     PROFILES,
 )
+from kubernetes.client.exceptions import ApiException
 from operator_support import (
     BASE_SPEC,
     assert_succeeded,
@@ -28,14 +30,13 @@ from operator_support import (
     serve_openshift_config,
 )
 from playbook import run_tasks
+from standins.rest import Rest, path
 
 
 @pytest.fixture
 def operator_standin(kube: Any) -> Iterator[Any]:
     yield from operator_for(kube)
 
-
-pytestmark = pytest.mark.needs_emulator
 
 # name -> (spec, [substrings the failure message must contain])
 SPEC_ONLY_RULES: dict[str, tuple[dict, list[str]]] = {
@@ -140,8 +141,9 @@ def test_every_profile_conflict_is_named(kube: Any, operator_standin: Any, tmp_p
 
 def test_missing_monitoring_label(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     serve_openshift_config(kube)
-    kube.patch("namespaces", None, "openshift-kube-descheduler-operator",
-               {"metadata": {"labels": {"openshift.io/cluster-monitoring": None}}})
+    with kube.api_client() as client:
+        Rest(client).merge_patch(path("v1", "namespaces", name="openshift-kube-descheduler-operator"),
+                                 {"metadata": {"labels": {"openshift.io/cluster-monitoring": None}}})
     rules = {"no monitoring label": (
         {**BASE_SPEC, "profiles": ["LifecycleAndUtilization"],
          "profileCustomizations": {"devActualUtilizationProfile": "PrometheusCPUUsage"}},
@@ -193,14 +195,13 @@ def test_scheduler_profile_hot_loops(kube: Any, operator_standin: Any, tmp_path:
 
 def test_singleton_name_is_enforced_by_the_api(kube: Any, operator_standin: Any) -> None:
     """The module has no name option (always `cluster`); the API server rejects any other name (CEL, 4.21+)."""
-    from emulator import ApiError
-
-    with pytest.raises(ApiError) as raised:
-        kube.create({"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
-                     "metadata": {"name": "other", "namespace": "openshift-kube-descheduler-operator"},
-                     "spec": BASE_SPEC})
-    assert "kubedescheduler is a singleton, .metadata.name must be 'cluster'" in str(raised.value)
-    assert raised.value.to_status()["code"] == 422
+    with kube.api_client() as client, pytest.raises(ApiException) as raised:
+        Rest(client).create(path("operator.openshift.io/v1", "kubedeschedulers", "openshift-kube-descheduler-operator"),
+                            {"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
+                             "metadata": {"name": "other", "namespace": "openshift-kube-descheduler-operator"},
+                             "spec": BASE_SPEC})
+    assert raised.value.status == 422
+    assert "kubedescheduler is a singleton, .metadata.name must be 'cluster'" in raised.value.body
 
 
 def test_warnings_are_shown_and_not_fatal(kube: Any, operator_standin: Any, tmp_path: Path) -> None:

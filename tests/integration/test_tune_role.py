@@ -1,4 +1,5 @@
-"""playbooks/tune.yml (role descheduler.fleet.tune) on a fleet of emulated clusters, one inventory host each:
+"""playbooks/tune.yml (role descheduler.fleet.tune) on a fleet of three API servers running the operator stand-in,
+one inventory host each:
 group_vars defaults merged with host_vars overrides, idempotence, the Automatic acknowledgement with the plan shown
 first, and the canary rollout stopping at the first failure."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,13 +16,14 @@ from typing import Any
 import pytest
 import yaml
 from emulator import Emulator
-from emulator.descheduler_operator import OPERATOR_NAMESPACE, install_descheduler_operator
+from operator_support import descheduler_operator
 from playbook import REPO, run_playbook
+from standins.descheduler_operator import OPERATOR_NAMESPACE
 
 sys.path.insert(0, str(REPO / "examples"))
 from generate_cluster import build_cluster  # noqa: E402
 
-pytestmark = pytest.mark.needs_emulator
+pytestmark = pytest.mark.needs_emulator  # a fleet needs three API servers: the control plane fixture is one
 
 PLAYBOOK = REPO / "playbooks" / "tune.yml"
 DEFAULTS = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
@@ -33,17 +36,15 @@ def fleet(tmp_path: Path) -> Iterator[dict[str, Emulator]]:
     """Three clusters, each an emulator running the operator, with some workload for the plan."""
     clusters: dict[str, Emulator] = {}
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    try:
+    with ExitStack() as stack:
         for index, name in enumerate(("canary", "prod-a", "prod-b")):
             emulator = Emulator().start()
+            stack.callback(emulator.stop)
             emulator.write_kubeconfig(tmp_path / f"{name}.kubeconfig")
-            install_descheduler_operator(emulator)
+            stack.enter_context(descheduler_operator(emulator))
             emulator.load(build_cluster(4, 6, seed=index + 1, now=now))
             clusters[name] = emulator
         yield clusters
-    finally:
-        for emulator in clusters.values():
-            emulator.stop()
 
 
 def write_inventory(tmp_path: Path, fleet: dict[str, Emulator], overrides: dict[str, dict]) -> Path:

@@ -94,7 +94,8 @@ def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], policy: Mappin
 def _uses_migration_aware(document: Mapping[str, Any]) -> bool:
     from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubevirt_migration import NAME
 
-    return any(NAME in ((profile or {}).get("plugins") or {}).get(point, {}).get("enabled", [])
+    # the operator renders unused extension points as {"enabled": null}: null is an empty list here
+    return any(NAME in ((((profile or {}).get("plugins") or {}).get(point) or {}).get("enabled") or [])
                for profile in document.get("profiles") or [] for point in ("filter", "preevictionfilter"))
 
 

@@ -1,0 +1,339 @@
+"""The Kube Descheduler Operator's TargetConfigReconciler as a stand-in controller acting on any API server.
+
+    operator = DeschedulerOperator(api_client, log_sink=...).install()   # CRD, namespace, operator Deployment, loop
+    operator.inject_error("...")        # next syncs fail with it (log-only, or DEGRADED_SCALE_TO_ZERO)
+    operator.psi_enabled = False        # the PSI check fails: KubeVirt profiles degrade
+    operator.set_operand_log(text)      # the operand pods' log (where the API server can serve pod logs)
+
+Each pass reads KubeDescheduler `cluster` and validates it as the operator does, with the facts the operator sees
+(the namespaces that existed when it started, priority classes, nodes, its namespace's labels,
+`schedulers.config.openshift.io/cluster`, the prometheus-k8s route, PSI), then
+- "S" errors: scales Deployment `descheduler` to 0 and sets `TargetConfigControllerDegraded=True` (reason = the
+  error), as scaleDownDeployment does;
+- "L" errors: logs `key failed with : <error>` in the operator log (once per distinct error) and changes nothing;
+- otherwise writes ConfigMap `cluster` (`policy.yaml`) and Deployment `descheduler` (args with
+  `--descheduling-interval`, `--dry-run=true` for Predictive, `-v=N`, feature gates; pod template annotations
+  `kubedeschedulers.operator.openshift.io/cluster: <generation>` and `configmaps/cluster: <resourceVersion>`), both
+  owned by the KubeDescheduler, and sets the condition to False.
+Rolling the Deployment out is the cluster's job (kube-controller-manager, or `workloads.Workloads` on the emulator).
+
+The policy is rendered with the collection's engine (`render_policy`): tests must check policies against literal
+values, never against this rendering. Not modelled: Service/RBAC/PrometheusRule/soft-tainter objects.
+Pod logs come from kubelets: `log_sink(namespace, pod, container, text)` writes them where the API server can serve
+them (the emulator); without one the log lines are only kept in `operator_log`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
+    KubeDeschedulerError,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
+    render_policy,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
+    validate_kubedescheduler_spec,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+    ADMISSION_REJECTED,
+    DEGRADED_SCALE_TO_ZERO,
+    ERROR,
+    KUBEVIRT_PROFILES,
+    LOG_ONLY_IGNORED,
+)
+
+from .kubedescheduler_types import API_VERSION, KUBEDESCHEDULER_CRD
+from .loop import StandIn
+from .rest import install_crds, path
+
+OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
+OPERAND = "descheduler"
+OPERAND_CONTAINER = "openshift-descheduler"
+OPERATOR_DEPLOYMENT = "descheduler-operator"
+OPERAND_IMAGE = "registry.redhat.io/kube-descheduler-operator/descheduler-rhel9:v5.4.0"
+GENERATION_ANNOTATION = "kubedeschedulers.operator.openshift.io/cluster"
+DEGRADED = "TargetConfigControllerDegraded"
+VERBOSITY = {"Normal": 2, "Debug": 4, "Trace": 6, "TraceAll": 8}
+DEFAULT_PROMETHEUS_HOST = "prometheus-k8s-openshift-monitoring.apps.emulated.example"
+KD_PATH = path(API_VERSION, "kubedeschedulers", OPERATOR_NAMESPACE, "cluster")
+LogSink = Callable[[str, str, str | None, str], None]
+
+
+def klog_line(severity: str, source: str, text: str) -> str:
+    return f"{severity}{datetime.now(UTC):%m%d %H:%M:%S.%f}       1 {source}] {text}\n"
+
+
+def operator_deployment_without_olm() -> dict[str, Any]:
+    """The operator's own Deployment, as the CSV would install it (for clusters where OLM is not involved)."""
+    labels = {"name": OPERATOR_DEPLOYMENT}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": OPERATOR_DEPLOYMENT, "namespace": OPERATOR_NAMESPACE, "labels": labels},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": OPERATOR_DEPLOYMENT,
+                                                           "image": "descheduler-operator:stand-in"}]}}}}
+
+
+class DeschedulerOperator(StandIn):
+    name = "descheduler-operator-stand-in"
+
+    def __init__(self, api_client: Any, *, psi_enabled: bool = True, log_sink: LogSink | None = None) -> None:
+        super().__init__(api_client)
+        self.psi_enabled = psi_enabled
+        self.log_sink = log_sink
+        self.injected_errors: list[tuple[str, str]] = []
+        self.operator_log: list[str] = []
+        self.operand_log = ""
+        self.syncs = 0
+        self.started_namespaces: list[str] = []
+        self._logged: set[str] = set()
+        self._pushed_logs: dict[tuple[str, str | None], str] = {}
+
+    # -- setup and test handles --
+
+    def install(self, monitoring_label: bool = True, operator_deployment: bool = True) -> DeschedulerOperator:
+        """The CRD, the namespace and the operator Deployment when missing; (re)start the loop."""
+        install_crds(self.rest, [KUBEDESCHEDULER_CRD])
+        labels = {"openshift.io/cluster-monitoring": "true"} if monitoring_label else {}
+        self.rest.create_if_absent(path("v1", "namespaces"), {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE, "labels": labels}})
+        if operator_deployment:
+            self.rest.create_if_absent(path("apps/v1", "deployments", OPERATOR_NAMESPACE),
+                                       operator_deployment_without_olm())
+        self.restart()
+        self.start()
+        return self
+
+    def restart(self) -> None:
+        """The operator pod (re)starts: the protected namespace list is taken now, as NewTargetConfigReconciler does."""
+        with self.lock:
+            self.started_namespaces = [ns["metadata"]["name"] for ns in self.rest.list(path("v1", "namespaces"))]
+
+    def inject_error(self, message: str, outcome: str = LOG_ONLY_IGNORED) -> None:
+        """Make the next syncs fail with `message` (log-only, or DEGRADED_SCALE_TO_ZERO), until `clear_errors()`."""
+        with self.lock:
+            self.injected_errors.append((outcome, message))
+
+    def clear_errors(self) -> None:
+        with self.lock:
+            self.injected_errors.clear()
+
+    def set_operand_log(self, text: str) -> None:
+        """The operand's log (klog lines), for the current operand pods and the ones rolled out later."""
+        with self.lock:
+            self.operand_log = text
+            self._push_logs()
+
+    # -- the loop --
+
+    def reconcile(self) -> None:
+        kubedescheduler = self.rest.get(KD_PATH)
+        if kubedescheduler is not None and not kubedescheduler["metadata"].get("deletionTimestamp"):
+            self.syncs += 1
+            self._sync(kubedescheduler)
+        self._push_logs()
+
+    def _sync(self, kubedescheduler: dict[str, Any]) -> None:
+        spec = kubedescheduler.get("spec") or {}
+        outcome, message = self._first_error(spec)
+        if outcome == DEGRADED_SCALE_TO_ZERO:
+            self._log_once("E", "target_config_reconciler.go:201",
+                           f'"descheduler sync failed" err="{message}"')
+            self._scale_down(kubedescheduler, message)
+        elif outcome == LOG_ONLY_IGNORED:
+            self._log_once("E", "controller.go:154", f'"Unhandled Error" err="key failed with : '
+                                                                      f'{message}"')
+        else:
+            self._render(kubedescheduler, spec)
+
+    def _facts(self) -> dict[str, Any]:
+        namespace = self.rest.get(path("v1", "namespaces", name=OPERATOR_NAMESPACE)) or {"metadata": {}}
+        scheduler = self.rest.get(path("config.openshift.io/v1", "schedulers", name="cluster"))
+        return {
+            "namespaces": self.started_namespaces,
+            "priority_class_names": [p["metadata"]["name"]
+                                     for p in self.rest.list(path("scheduling.k8s.io/v1", "priorityclasses"))],
+            "nodes": self.rest.list(path("v1", "nodes")),
+            "namespace_labels": namespace["metadata"].get("labels") or {},
+            "scheduler_profile": ((scheduler or {}).get("spec") or {}).get("profile") or "",
+        }
+
+    def _prometheus_host(self) -> str | None:
+        route = self.rest.get(path("route.openshift.io/v1", "routes", "openshift-monitoring", "prometheus-k8s"))
+        ingress = ((route or {}).get("status") or {}).get("ingress") or []
+        return (ingress[0] or {}).get("host") if ingress else None
+
+    @staticmethod
+    def _needs_prometheus(spec: dict[str, Any]) -> bool:
+        utilization = (spec.get("profileCustomizations") or {}).get("devActualUtilizationProfile")
+        return any(p in KUBEVIRT_PROFILES for p in spec.get("profiles") or []) or bool(utilization)
+
+    def _first_error(self, spec: dict[str, Any]) -> tuple[str | None, str]:
+        """The outcome of the first error in the operator's order: S checks before rendering, then the rest."""
+        if self.injected_errors:
+            return self.injected_errors[0]
+        findings = [f for f in validate_kubedescheduler_spec(spec, **self._facts()) if f.severity == ERROR]
+        degraded = [f for f in findings if f.operator_behaviour in (DEGRADED_SCALE_TO_ZERO, ADMISSION_REJECTED)]
+        if degraded:
+            first = degraded[0]
+            prefix = "descheduler validation failed: " if first.operator_behaviour == ADMISSION_REJECTED else ""
+            return DEGRADED_SCALE_TO_ZERO, prefix + (first.operator_message or first.message)
+        if self._needs_prometheus(spec) and not self._prometheus_host():
+            return DEGRADED_SCALE_TO_ZERO, "unable to get openshift-monitoring/prometheus-k8s route"
+        kubevirt = [p for p in spec.get("profiles") or [] if p in KUBEVIRT_PROFILES]
+        if kubevirt and not self.psi_enabled:
+            return (DEGRADED_SCALE_TO_ZERO,
+                    f"profile {kubevirt[0]} can only be used when PSI metrics are enabled for the worker nodes")
+        logged = [f for f in findings if f.operator_behaviour == LOG_ONLY_IGNORED]
+        if logged:
+            return LOG_ONLY_IGNORED, logged[0].operator_message or logged[0].message
+        return None, ""
+
+    # -- logs --
+
+    def _log_once(self, severity: str, source: str, text: str) -> None:
+        """One line per distinct error: a level-triggered pass repeats every 0.2 s, where the operator's rate-limited
+        queue would log a retry now and then; tests count the distinct refusals."""
+        if text not in self._logged:
+            self._logged.add(text)
+            self.operator_log.append(klog_line(severity, source, text))
+
+    def _push_logs(self) -> None:
+        if self.log_sink is None:
+            return
+        wanted = [("name=descheduler-operator", None, "".join(self.operator_log)),
+                  (f"app={OPERAND}", OPERAND_CONTAINER, self.operand_log)]
+        for selector, container, text in wanted:
+            if not text:
+                continue
+            for pod in self.rest.list(path("v1", "pods", OPERATOR_NAMESPACE), label_selector=selector):
+                key = (pod["metadata"]["name"], container)
+                if self._pushed_logs.get(key) != text:
+                    self.log_sink(OPERATOR_NAMESPACE, pod["metadata"]["name"], container, text)
+                    self._pushed_logs[key] = text
+
+    # -- writes --
+
+    def _apply(self, plural: str, desired: dict[str, Any]) -> dict[str, Any]:
+        """Create, or update what differs (labels, annotations, ownerReferences, data, spec); no write when equal."""
+        metadata = desired["metadata"]
+        collection = path(desired["apiVersion"], plural, OPERATOR_NAMESPACE)
+        created = self.rest.create_if_absent(collection, desired)
+        if created is not None:
+            return created
+
+        def edit(current: dict[str, Any]) -> None:
+            for key in ("labels", "annotations", "ownerReferences"):
+                if key in metadata:
+                    current["metadata"][key] = metadata[key]
+            for key in ("data", "spec"):
+                if key in desired:
+                    current[key] = _merged(current.get(key), desired[key])
+
+        result = self.rest.change(f"{collection}/{metadata['name']}", edit)
+        assert result is not None, f"{collection}/{metadata['name']} vanished"
+        return result
+
+    @staticmethod
+    def _owner(kubedescheduler: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"apiVersion": API_VERSION, "kind": "KubeDescheduler", "name": "cluster",
+                 "uid": kubedescheduler["metadata"]["uid"]}]
+
+    def _render(self, kubedescheduler: dict[str, Any], spec: dict[str, Any]) -> None:
+        try:
+            policy = render_policy(spec, namespaces=self.started_namespaces,
+                                   prometheus_url=self._prometheus_host() or DEFAULT_PROMETHEUS_HOST)
+        except KubeDeschedulerError as error:  # operand-side failures: the operator renders, the pod fails
+            self._log_once("E", "controller.go:154",
+                           f'"Unhandled Error" err="key failed with : {error}"')
+            return
+        configmap = self._apply("configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cluster", "namespace": OPERATOR_NAMESPACE,
+                         "ownerReferences": self._owner(kubedescheduler)},
+            "data": {"policy.yaml": yaml.safe_dump(policy, sort_keys=False, default_flow_style=False)},
+        })
+        annotations = {GENERATION_ANNOTATION: str(kubedescheduler["metadata"].get("generation", 1)),
+                       "configmaps/cluster": configmap["metadata"]["resourceVersion"]}
+        deployment = self._apply("deployments", operand_deployment(self._owner(kubedescheduler), spec, annotations))
+        self._set_status({"type": DEGRADED, "status": "False"}, deployment)
+
+    def _scale_down(self, kubedescheduler: dict[str, Any], message: str) -> None:
+        url = path("apps/v1", "deployments", OPERATOR_NAMESPACE, OPERAND)
+        deployment = self.rest.change(url, lambda d: d["spec"].update(replicas=0))
+        self._set_status({"type": DEGRADED, "status": "True", "reason": message}, deployment)
+
+    def _set_status(self, condition: dict[str, Any], deployment: dict[str, Any] | None) -> None:
+        def edit(current: dict[str, Any]) -> None:
+            status = current.setdefault("status", {})
+            previous = next((c for c in status.get("conditions") or [] if c.get("type") == condition["type"]), None)
+            since = (previous or {}).get("lastTransitionTime") \
+                if (previous or {}).get("status") == condition["status"] \
+                else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            others = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
+            status["conditions"] = others + [{**condition, "lastTransitionTime": since}]
+            if deployment is not None:
+                status["generations"] = [{"group": "apps", "resource": "deployments", "namespace": OPERATOR_NAMESPACE,
+                                          "name": OPERAND,
+                                          "lastGeneration": deployment["metadata"].get("generation", 1)}]
+                status["readyReplicas"] = (deployment.get("status") or {}).get("readyReplicas", 0)
+
+        self.rest.change(KD_PATH + "/status", edit)
+
+
+def _merged(current: Any, desired: Any) -> Any:
+    """`desired` over `current`, keeping fields the API server defaulted (as resourcemerge.EnsureObjectMeta and
+    ApplyDeployment leave server defaults alone): without this every pass would rewrite a defaulted Deployment."""
+    if isinstance(current, dict) and isinstance(desired, dict):
+        return {**current, **{key: _merged(current.get(key), value) for key, value in desired.items()}}
+    if isinstance(current, list) and isinstance(desired, list) and len(current) == len(desired):
+        return [_merged(c, d) for c, d in zip(current, desired, strict=True)]
+    return json.loads(json.dumps(desired))
+
+
+def operand_args(spec: dict[str, Any]) -> list[str]:
+    args = ["--policy-config-file=/policy-dir/policy.yaml", "--logging-format=text",
+            "--tls-cert-file=/certs-dir/tls.crt", "--tls-private-key-file=/certs-dir/tls.key",
+            f"--descheduling-interval={spec['deschedulingIntervalSeconds']}s"]
+    customizations = spec.get("profileCustomizations") or {}
+    if customizations.get("devEnableEvictionsInBackground") or any(
+            p in KUBEVIRT_PROFILES for p in spec.get("profiles") or []):
+        args.append("--feature-gates=EvictionsInBackground=true")
+    if spec.get("mode") == "Predictive":
+        args.append("--dry-run=true")
+    args.append(f"-v={VERBOSITY.get(spec.get('logLevel') or '', 2)}")
+    return args
+
+
+def operand_deployment(owner: list[dict[str, Any]], spec: dict[str, Any],
+                       annotations: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": OPERAND, "namespace": OPERATOR_NAMESPACE, "labels": {"app": OPERAND},
+                     "ownerReferences": owner},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": OPERAND}},
+            "template": {
+                "metadata": {"labels": {"app": OPERAND},
+                             "annotations": {"kubectl.kubernetes.io/default-container": OPERAND_CONTAINER,
+                                             **annotations}},
+                "spec": {
+                    "priorityClassName": "system-cluster-critical",
+                    "serviceAccountName": "openshift-descheduler-operand",
+                    "volumes": [{"name": "policy-volume", "configMap": {"name": "cluster"}},
+                                {"name": "certs-dir", "secret": {"secretName": "kube-descheduler-serving-cert"}}],
+                    "containers": [{"name": OPERAND_CONTAINER, "image": OPERAND_IMAGE,
+                                    "command": ["/bin/descheduler"], "args": operand_args(spec),
+                                    "volumeMounts": [{"mountPath": "/policy-dir", "name": "policy-volume"},
+                                                     {"mountPath": "/certs-dir", "name": "certs-dir"}]}],
+                },
+            },
+        },
+    }

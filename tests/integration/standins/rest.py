@@ -1,0 +1,171 @@
+"""Raw JSON over HTTP for the stand-ins: the `kubernetes` client's transport, no typed models, no discovery cache.
+
+Stand-ins create and delete CRDs while they run; the dynamic client's discovery cache would go stale, so they address
+objects by path (`path("operators.coreos.com/v1alpha1", "subscriptions", namespace, name)`) and exchange plain dicts,
+exactly as a controller built on client-go's dynamic client does.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+MERGE_PATCH = "application/merge-patch+json"
+CRD_API = "apiextensions.k8s.io/v1"
+
+
+def path(api_version: str, plural: str, namespace: str | None = None, name: str | None = None,
+         subresource: str | None = None) -> str:
+    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    parts = [prefix] + (["namespaces", namespace] if namespace else []) + [plural]
+    parts += [name] if name else []
+    parts += [subresource] if subresource else []
+    return "/".join(parts)
+
+
+def object_path(obj: dict[str, Any], plural: str, subresource: str | None = None) -> str:
+    metadata = obj["metadata"]
+    return path(obj["apiVersion"], plural, metadata.get("namespace"), metadata["name"], subresource)
+
+
+class Rest:
+    """get/list/create/update/patch/delete of JSON objects; a missing object reads as None."""
+
+    def __init__(self, api_client: Any) -> None:
+        self.api_client = api_client
+
+    def request(self, method: str, url: str, body: Any = None, query: Iterable[tuple[str, Any]] = (),
+                content_type: str = "application/json") -> Any:
+        """One call; ApiException (with .status and .body) for an HTTP error, as the typed client raises it."""
+        method, full_url, headers, body, post_params = self.api_client.param_serialize(
+            method=method, resource_path=url, query_params=list(query), body=body, auth_settings=["BearerToken"],
+            header_params={"Accept": "application/json", "Content-Type": content_type})
+        response = self.api_client.call_api(method, full_url, header_params=headers, body=body,
+                                            post_params=post_params, _request_timeout=30)
+        data = response.read()
+        if not 200 <= response.status <= 299:
+            error = ApiException(status=response.status, reason=response.reason)
+            error.body = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+            raise error
+        return json.loads(data) if data else None
+
+    def get(self, url: str) -> dict[str, Any] | None:
+        try:
+            return self.request("GET", url)
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def list(self, url: str, label_selector: str | None = None) -> list[dict[str, Any]]:
+        """The items; empty when the type is not served (404), as a controller sees a CRD that is gone."""
+        query = [("labelSelector", label_selector)] if label_selector else []
+        try:
+            return self.request("GET", url, query=query).get("items") or []
+        except ApiException as error:
+            if error.status == 404:
+                return []
+            raise
+
+    def create(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.request("POST", url, body)
+
+    def create_if_absent(self, url: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Create; None when it already exists (409)."""
+        try:
+            return self.create(url, body)
+        except ApiException as error:
+            if error.status == 409:
+                return None
+            raise
+
+    def update(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.request("PUT", url, body)
+
+    def merge_patch(self, url: str, patch: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            return self.request("PATCH", url, patch, content_type=MERGE_PATCH)
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def delete(self, url: str, propagation: str = "Background") -> bool:
+        """Delete; False when it was already gone."""
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+        try:
+            self.request("DELETE", url, body)
+            return True
+        except ApiException as error:
+            if error.status == 404:
+                return False
+            raise
+
+    def change(self, url: str, edit: Callable[[dict[str, Any]], None], attempts: int = 5) -> dict[str, Any] | None:
+        """Read, edit in place, write back (PUT with the read resourceVersion); retried on a conflict (409).
+        No write when the edit changed nothing; None when the object is gone."""
+        for _attempt in range(attempts):
+            current = self.get(url)
+            if current is None:
+                return None
+            edited = json.loads(json.dumps(current))
+            edit(edited)
+            if edited == current:
+                return current
+            try:
+                return self.update(url, edited)
+            except ApiException as error:
+                if error.status == 404:
+                    return None
+                if error.status != 409:
+                    raise
+        raise RuntimeError(f"{url}: still conflicting after {attempts} attempts")
+
+
+def wait_until(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1, what: str = "") -> Any:
+    """The first truthy value of `check()`; AssertionError naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what or check}")
+        time.sleep(interval)
+
+
+# --- CustomResourceDefinitions ---------------------------------------------------------------------------------------
+
+
+def crd_established(crd: dict[str, Any] | None) -> bool:
+    conditions = ((crd or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+
+def install_crds(rest: Rest, crds: Iterable[dict[str, Any]], timeout: float = 60.0) -> list[str]:
+    """Create the CRDs that are missing and wait until each is Established (a real API server serves a new CRD only
+    then). A CRD still terminating from an earlier test is waited out first. Returns the names it created."""
+    created = []
+    for crd in crds:
+        url = path(CRD_API, "customresourcedefinitions", name=crd["metadata"]["name"])
+        existing = rest.get(url)
+        if existing is not None and existing["metadata"].get("deletionTimestamp"):
+            wait_until(lambda u=url: rest.get(u) is None, timeout, what=f"{url} to finish terminating")
+            existing = None
+        if existing is None and rest.create_if_absent(path(CRD_API, "customresourcedefinitions"), crd) is not None:
+            created.append(crd["metadata"]["name"])
+        wait_until(lambda u=url: crd_established(rest.get(u)), timeout, what=f"{url} to be Established")
+    return created
+
+
+def remove_crds(rest: Rest, names: Iterable[str], timeout: float = 60.0) -> None:
+    """Delete CRDs (their objects go with them) and wait until they are gone."""
+    urls = [path(CRD_API, "customresourcedefinitions", name=name) for name in names]
+    for url in urls:
+        rest.delete(url)
+    for url in urls:
+        wait_until(lambda u=url: rest.get(u) is None, timeout, what=f"{url} to be deleted")
