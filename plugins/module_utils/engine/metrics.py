@@ -348,12 +348,47 @@ def attach(snapshot: Any, prometheus_results: Optional[Mapping[Optional[str], An
     return snapshot.actual
 
 
-def describe_actual(snapshot: Any) -> Optional[dict]:
-    """The plan's ``actual_utilization``: what each metrics-mode plugin read (None when none did)."""
+def describe_actual(snapshot: Any, evictions: Iterable[Mapping[str, Any]] = ()) -> Optional[dict]:
+    """The plan's ``actual_utilization``: what each metrics-mode plugin read (None when none did).
+
+    A KubernetesMetrics reading also gets ``after``: each node's usage once the PodMetrics of every pod the cycle
+    evicts from it are taken off, as upstream subtracts them. Prometheus answers say nothing about pods: no ``after``.
+    """
     actual = snapshot.actual
     if actual is None or not actual.readings:
         return None
+    evicted = list(evictions)
+    for reading in actual.readings.values():
+        if reading.get("mode") == "KubernetesMetrics":
+            reading["after"] = _after(snapshot, actual, reading, evicted)
     return {"plugins": actual.readings}
+
+
+def _after(snapshot: Any, actual: ActualUsage, reading: Mapping[str, Any],
+           evictions: list[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    resources = [r for r in reading.get("resources") or [] if r in ("cpu", "memory", "pods")]
+    result = {}
+    for name in reading.get("nodes") or {}:
+        node = snapshot.nodes.get(name)
+        try:
+            used: dict[str, int] = dict(actual.node_usage(name))
+        except UsageUnavailable:
+            continue
+        used["pods"] = sum(1 for p in snapshot.pods_by_node.get(name, ()) if not p.is_terminal())
+        for entry in evictions:
+            if entry.get("node") != name:
+                continue
+            used["pods"] -= 1
+            try:
+                freed = actual.pod_usage(str(entry.get("namespace")), str(entry.get("name")), ("cpu", "memory"))
+            except UsageUnavailable:
+                continue  # evicted by a plugin reading requests: its actual usage is unknown here
+            for resource, amount in freed.items():
+                used[resource] -= amount
+        capacity = {r: scaled(r, node.allocatable.get(r, 0)) for r in resources} if node is not None else {}
+        result[name] = {r: round(used.get(r, 0) / capacity[r] * 100, 2) if capacity.get(r) else 0.0
+                        for r in resources}
+    return result
 
 
 def actual_warnings(snapshot: Any) -> list[str]:

@@ -137,7 +137,7 @@ def _describe(snapshot: Snapshot, policy: Policy, policy_kind: str, now: float, 
         "utilization": _utilization(snapshot, state, before, after),
         "errors": state.errors,
         "warnings": list(policy.warnings) + state.warnings + actual_warnings(snapshot),
-        "actual_utilization": describe_actual(snapshot),
+        "actual_utilization": describe_actual(snapshot, state.evictions),
         "snapshot": {"nodes": len(snapshot.nodes), "pods": len(snapshot.pods),
                      "namespaces": len(snapshot.namespaces)},
     }

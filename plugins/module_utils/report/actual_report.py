@@ -21,13 +21,15 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.html impo
 
 REQUESTED = ("cpu", "memory", "pods")
 INTRO = ("{plugin} classified the nodes by actual utilization ({source}), not by requests: the thresholds below are "
-         "on that scale. Requests are shown next to it for comparison.")
+         "on that scale. Requests are shown next to it for comparison; with the metrics API, actual usage after the "
+         "planned evictions follows the arrow.")
 
 
 @dataclass
 class NodeRow:
     name: str
     actual: dict[str, Optional[float]]
+    actual_after: dict[str, Optional[float]]  # KubernetesMetrics only: once the evicted pods' usage is gone
     requested: dict[str, Optional[float]]
     node_class: str
     vms: int
@@ -86,7 +88,9 @@ def read_actual(plan: Any) -> Optional[ActualView]:
 
 def _reading(key: str, value: dict, requested: dict, classes: dict, vms: dict, taints: dict) -> Reading:
     thresholds = _dict(value.get("thresholds"))
+    after = _dict(value.get("after"))
     rows = [NodeRow(str(name), {r: _number(v) for r, v in _dict(pct).items()},
+                    {r: _number(v) for r, v in _dict(after.get(str(name))).items()},
                     {r: _number(requested.get(str(name), {}).get(r)) for r in REQUESTED},
                     str(classes.get(str(name), {}).get(key, "—")), vms.get(str(name), 0), taints.get(str(name), []))
             for name, pct in _dict(value.get("nodes")).items()]
@@ -117,8 +121,14 @@ def _headers(reading: Reading) -> tuple:
             "Class", "VMs to migrate", "Soft taints")
 
 
+def _actual_cell(row: NodeRow, resource: str) -> str:
+    """"80.0%", or "80.0% → 60.0%" when the usage after the evictions is known (metrics API)."""
+    before = _pct(row.actual.get(resource))
+    return f"{before} → {_pct(row.actual_after[resource])}" if resource in row.actual_after else before
+
+
 def _cells(reading: Reading, row: NodeRow) -> list:
-    return [row.name, *(_pct(row.actual.get(r)) for r in reading.resources),
+    return [row.name, *(_actual_cell(row, r) for r in reading.resources),
             *(_pct(row.requested.get(r)) for r in REQUESTED), row.node_class, row.vms or "",
             ", ".join(row.taints) or "—"]
 
@@ -166,7 +176,8 @@ def html_section(plan: Any) -> Markup:
             first = reading.resources[0] if reading.resources else None
             value = row.actual.get(first) if first else None
             if value is not None:
-                cells[1] = element("span", [mini_bar(value, 100.0, label=f"{first} {value:.1f}%"), f" {value:.1f}%"])
+                cells[1] = element("span", [mini_bar(value, 100.0, label=f"{first} {value:.1f}%"),
+                                            f" {_actual_cell(row, first)}"])
             if row.node_class == "overutilized":
                 cells[1 + len(reading.resources) + len(REQUESTED)] = badge("overutilized", "red")
             rows.append(cells)

@@ -286,3 +286,15 @@ def test_validation_messages_are_upstreams(args, field, message):
         run([], args)
     assert error.value.field.endswith(f"args.{field}")
     assert message in str(error.value)
+
+
+def test_actual_usage_after_the_evictions_is_reported():
+    pods = lnu.five_rs_pods() + lnu.protected_pods(critical=lnu.bare_critical) + [lnu.p9_on_n2()]
+    plan = run_metrics(lnu.three_nodes() + pods + usual_metrics(), CPU_PODS)
+    after = plan["actual_utilization"]["plugins"][KEY]["after"]
+    # n1: 3201m - 4 x 401m (their PodMetrics) = 1597m of 4000m; 8 pods - 4 = 4 of 9
+    assert after["n1"] == {"cpu": 39.92, "pods": 44.44}
+    assert after["n2"] == {"cpu": 10.03, "pods": 10.0}  # nothing leaves n2 (evicted pods are not placed)
+    from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import render_markdown
+
+    assert "| n1 | 80.0% → 39.9% | 88.9% → 44.4% |" in render_markdown(plan)
