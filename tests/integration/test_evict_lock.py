@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import subprocess
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -277,3 +278,71 @@ def test_lock_timeout_waits_for_a_lease_to_expire_then_takes_it_and_renews_it(
     assert result["evicted_now"] == 3
     spec = read_lease(cluster, namespace)["spec"]
     assert not spec.get("holderIdentity") and spec["leaseTransitions"] == 1, "released at the end"
+
+
+def test_of_two_runs_taking_a_free_lease_at_the_same_moment_exactly_one_gets_it(
+        kube: Any, namespace: str, api_client: Any) -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.lease import (
+        ClusterLease,
+        LeaseBusy,
+        LeaseSettings,
+    )
+
+    settings = LeaseSettings(namespace=namespace)
+    for round_number in range(3):  # a free Lease to create, then an expired one to take over, twice
+        contenders = [ClusterLease(api_client, settings, f"node-{n}/pid-{n}/{round_number}",
+                                   {"pid": n, "host": f"node-{n}", "started": "now"}) for n in range(4)]
+        outcomes: list[str] = []
+        barrier = threading.Barrier(len(contenders))
+
+        def take(lease: ClusterLease, barrier: threading.Barrier, outcomes: list[str]) -> None:
+            barrier.wait()
+            try:
+                lease.acquire(0)
+                outcomes.append(lease.identity)
+            except LeaseBusy as error:
+                outcomes.append(f"busy: {error}")
+
+        threads = [threading.Thread(target=take, args=(lease, barrier, outcomes)) for lease in contenders]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        winners = [outcome for outcome in outcomes if not outcome.startswith("busy")]
+        assert len(winners) == 1 and len(outcomes) == 4, outcomes
+        assert read_lease(kube, namespace)["spec"]["holderIdentity"] == winners[0]
+        assert all(f"is held by another evict run ({winners[0]}" in outcome
+                   for outcome in outcomes if outcome.startswith("busy")), outcomes
+        expire_now(kube, namespace)
+
+
+def expire_now(kube: Any, namespace: str) -> None:
+    from kubernetes import client
+
+    lease = read_lease(kube, namespace)
+    lease["spec"]["renewTime"] = "2020-01-01T00:00:00.500000Z"  # (the typed client drops a .000000)
+    with kube.api_client() as api_client:
+        client.CoordinationV1Api(api_client).replace_namespaced_lease("descheduler-fleet-evict", namespace, lease)
+
+
+@pytest.mark.emulator(controllers=["replicaset"])
+def test_a_run_that_loses_its_lease_stops_starting_evictions(cluster: Any, namespace: str, tmp_path: Path) -> None:
+    from kubernetes import client
+
+    plan = web(cluster, namespace, 5)
+    lease = {"namespace": namespace, "duration": 10, "renew_deadline": 6}
+    playbook = start_playbook(tmp_path / "run", evict_task(cluster, plan=plan, lease=lease, pause=3))
+    wait_for(lambda: evicted_uids(cluster, namespace, plan), timeout=60, what="the first eviction")
+    taken = read_lease(cluster, namespace)
+    taken["spec"]["holderIdentity"] = "control-node-2/pid-4711/0123abcd"  # another control node takes it
+    with cluster.api_client() as api_client:
+        client.CoordinationV1Api(api_client).replace_namespaced_lease("descheduler-fleet-evict", namespace, taken)
+    gone_when_lost = len(evicted_uids(cluster, namespace, plan))
+    result = finished(playbook, tmp_path / "run")
+    assert result["failed"] is True and result["stop_reason"] == "lease_lost"
+    assert "lost the Lease" in result["msg"] and "control-node-2/pid-4711/0123abcd" in result["msg"]
+    # noticed at the next renewal (every 2.5 s); with an eviction every 3 s at most one more can have started
+    assert len(evicted_uids(cluster, namespace, plan)) <= gone_when_lost + 1 < 5
+    assert result["skipped_by_reason"].get("cancelled", 0) >= 2
+    assert read_lease(cluster, namespace)["spec"]["holderIdentity"] == "control-node-2/pid-4711/0123abcd", \
+        "a lost Lease is not released over its new holder"

@@ -40,6 +40,8 @@ DEFAULT_NAME = "descheduler-fleet-evict"
 WAIT_SLICE = 1.0  # seconds between two attempts while waiting for the Lease
 RETRY_SECONDS = 1.0  # after a failed renewal, try again this soon
 MICRO_TIME = "%Y-%m-%dT%H:%M:%S.%fZ"
+CONFLICT = "another run wrote the Lease at the same moment"  # a 409: read it again at once to see who holds it
+MAX_CONFLICTS = 5
 
 
 class LeaseBusy(ClusterError):
@@ -87,8 +89,12 @@ class ClusterLease:
 
     def acquire(self, timeout: float = 0.0, cancelled: Callable[[], bool] = lambda: False) -> ClusterLease:
         started = self._clock()
+        conflicts = 0
         while True:
             busy = self._try_acquire()
+            if busy == CONFLICT and conflicts < MAX_CONFLICTS:
+                conflicts += 1
+                continue
             if busy is None:
                 self.waited_seconds = self._clock() - started
                 return self
@@ -124,7 +130,7 @@ class ClusterLease:
                                    body, kind="Lease")
         except ClusterApiError as error:
             if error.status == 409:
-                return "another run created it at the same moment"
+                return CONFLICT
             raise
         return None
 
@@ -142,7 +148,7 @@ class ClusterLease:
             self._lease = request_raw(self.api_client, "PUT", self.path, body=body, kind="Lease")
         except ClusterApiError as error:
             if error.status == 409:  # someone wrote it since we read it: read again
-                return "another run took it at the same moment"
+                return CONFLICT
             raise
         return None
 
