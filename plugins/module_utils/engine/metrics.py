@@ -7,9 +7,10 @@ compares (cpu in millis, memory in bytes, ``MetricResource`` as an integer perce
 Usage interface (for plugins such as LowNodeUtilization or LoadAware):
 
 - ``actual.node_usage(node_name)`` → ``{"cpu": millis, "memory": bytes}`` from NodeMetrics (the
-  metrics.k8s.io/v1beta1 ``usage``), or raises ``UsageUnavailable`` with upstream's message when the node has none.
-- ``actual.pod_usage(pod)`` → ``{"cpu": millis, "memory": bytes}`` summed over the PodMetrics containers, or raises
-  ``UsageUnavailable`` (upstream then skips the pod).
+  metrics.k8s.io/v1beta1 ``usage``; several samples of a node fold as upstream's collector averages them), or raises
+  ``UsageUnavailable`` with upstream's message when the node has none.
+- ``actual.pod_usage(namespace, name, resources)`` → ``{"cpu": millis, "memory": bytes}`` summed over the PodMetrics
+  containers, or raises ``UsageUnavailable`` (upstream then skips the pod).
 - ``actual.prometheus_values(query)`` → ``{instance: float}`` the raw sample values of the recorded or fetched
   instant-query answer; ``actual.prometheus_usage(query, node_names)`` → ``{node: int(value*100)}`` as upstream's
   ``MetricResource`` mode reads it, raising ``UsageUnavailable`` when a node is missing or a sample is out of [0, 1].
@@ -19,6 +20,9 @@ Usage interface (for plugins such as LowNodeUtilization or LoadAware):
 Sources: ``ActualUsage.build(metrics_objects, prometheus_results, now)`` where ``metrics_objects`` are NodeMetrics and
 PodMetrics objects exactly as the API returns them (a snapshot carries them like any other kind) and
 ``prometheus_results`` maps a query (or ``None`` for "any query") to the JSON body ``/api/v1/query`` returned.
+``attach(snapshot, prometheus_results, now)`` builds one for a snapshot; compute_plan uses the attached one, or
+builds one from the snapshot's own metrics objects (``actual_for``). Plugins record what they read in
+``actual.readings`` ("profile/plugin" → reading), which becomes the plan's ``actual_utilization``.
 """
 
 from __future__ import annotations
@@ -224,9 +228,6 @@ class ActualUsage:
                                            f'missing "{resource}" resource')
                 totals[resource] = totals.get(resource, 0) + _quantity(amount, f"PodMetrics {namespace}/{name}")
         return {r: scaled(r, amount) for r, amount in totals.items()}
-
-    def has_pod_metrics(self) -> bool:
-        return bool(self._pod_metrics)
 
     def prometheus_answer(self, query: str) -> PrometheusAnswer:
         answer = self._prometheus.get(query) or self._prometheus.get(ANY_QUERY)
