@@ -113,6 +113,11 @@ def parse_prometheus_answer(body: Any, query: Optional[str] = None,
     return PrometheusAnswer(query, values, timestamps)
 
 
+def _answer_warnings(body: Any) -> list[str]:
+    found = body.get("warnings") if isinstance(body, Mapping) else None
+    return [str(w) for w in found] if isinstance(found, list) else []
+
+
 def _sample_number(raw: Any) -> Optional[float]:
     """Prometheus sends sample values as strings ("0.42", "NaN", "+Inf"); NaN is refused (no usable usage)."""
     if isinstance(raw, bool):
@@ -201,6 +206,9 @@ class ActualUsage:
             answer = parse_prometheus_answer(body, query, where)
             answers[query] = answer
             _warn_stale_answer(warnings, answer, now)
+            label = "any query" if query is ANY_QUERY else repr(query)
+            # upstream logs the answer's warnings ("prometheus metrics warnings") and goes on
+            warnings.extend(f"Prometheus warning for {label}: {text}" for text in _answer_warnings(body))
         available = seen if kubernetes_metrics is None else kubernetes_metrics
         return cls(nodes, pods, answers, available, warnings)
 

@@ -141,3 +141,10 @@ def test_several_node_samples_are_averaged_as_the_metrics_collector_does():
     assert ActualUsage.build(samples).node_usage("n2")["cpu"] == 1310
     samples.append(node_metrics("n2", "900m", "1714978816", "2026-11-22T11:59:50Z"))
     assert ActualUsage.build(list(reversed(samples))).node_usage("n2") == {"cpu": 1269, "memory": 1714978816}
+
+
+def test_prometheus_answer_warnings_reach_the_plan():
+    answer = {**vector(("n1", "0.5")), "warnings": ["PromQL info: metric might not be a counter"]}
+    actual = ActualUsage.build(prometheus_results={QUERY: answer})
+    assert actual.warnings == [f"Prometheus warning for '{QUERY}': PromQL info: metric might not be a counter"]
+    assert actual.prometheus_usage(QUERY, ["n1"]) == {"n1": 50}
