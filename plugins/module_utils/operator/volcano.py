@@ -254,7 +254,7 @@ def uninstall(session: ClusterSession, request: VolcanoRequest) -> dict:
     if session.delete("workload", workload):
         removed.append(str(workload))
         if request.wait and not session.check_mode and request.waiter is not None:
-            _wait_gone(session, workload, request.waiter)
+            _wait_gone(session, workload, request.waiter, "workload")
     for step, ref in (("policy", Ref("ConfigMap", request.name, request.namespace)),
                       ("cluster_role_binding", Ref("ClusterRoleBinding", request.name)),
                       ("cluster_role", Ref("ClusterRole", request.name)),
@@ -263,16 +263,21 @@ def uninstall(session: ClusterSession, request: VolcanoRequest) -> dict:
             removed.append(str(ref))
     namespace = Ref("Namespace", request.namespace)
     existing = session.read(namespace)
-    if existing is not None and ((existing.get("metadata") or {}).get("labels") or {}).get(
+    if existing is not None and (existing.get("metadata") or {}).get("deletionTimestamp"):
+        # a real API server keeps a namespace Terminating until its contents are gone: a re-run changes nothing
+        session.record("namespace", str(namespace), "none", False, "already being deleted")
+    elif existing is not None and ((existing.get("metadata") or {}).get("labels") or {}).get(
             MANAGED_BY_LABEL) == MANAGED_BY:
         session.delete("namespace", namespace, existing)
         removed.append(str(namespace))
+        if request.wait and not session.check_mode and request.waiter is not None:
+            _wait_gone(session, namespace, request.waiter, "namespace")
     elif existing is not None:
         session.record("namespace", str(namespace), "none", False, "kept: not created by descheduler.fleet")
     return {"namespace": request.namespace, "name": request.name, "removed": removed}
 
 
-def _wait_gone(session: ClusterSession, ref: Ref, waiter: Waiter) -> None:
+def _wait_gone(session: ClusterSession, ref: Ref, waiter: Waiter, step: str) -> None:
     from ansible_collections.descheduler.fleet.plugins.module_utils.operator.uninstall import wait_gone
 
-    wait_gone(session, "workload", [ref], waiter)
+    wait_gone(session, step, [ref], waiter)

@@ -150,7 +150,9 @@ def uninstall(session: ClusterSession, config_map: str, wait: bool, waiter: Wait
     csvs = _remove_subscription_and_csvs(session)
     namespace = session.read(Ref("Namespace", NAMESPACE))
     ours = ((namespace or {}).get("metadata") or {}).get("labels", {}).get(MANAGED_BY_LABEL) == MANAGED_BY
-    if namespace is not None and ours:
+    if namespace is not None and (namespace.get("metadata") or {}).get("deletionTimestamp"):
+        session.record("namespace", f"Namespace {NAMESPACE}", "none", False, "already being deleted")
+    elif namespace is not None and ours:
         for group in session.list("OperatorGroup", NAMESPACE):
             session.delete("operator_group", Ref("OperatorGroup", group["metadata"]["name"], NAMESPACE), group)
         session.delete("namespace", Ref("Namespace", NAMESPACE), namespace)
