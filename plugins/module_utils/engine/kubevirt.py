@@ -13,6 +13,15 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches, parse_selector_string
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import (
+    METRIC_RESOURCE as METRIC,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import (
+    UsageUnavailable,
+    actual_for,
+)
+
 VIRT_LAUNCHER = ("kubevirt.io", "virt-launcher")
 VM_NAME_LABEL = "vm.kubevirt.io/name"
 DOMAIN_ANNOTATION = "kubevirt.io/domain"
@@ -42,7 +51,7 @@ def annotate(plan: dict, snapshot: Any, policy: Optional[Mapping[str, Any]], pol
             vms += 1
     plan["summary"]["vms_to_migrate"] = vms
     mode = (policy or {}).get("mode") if policy_kind == "KubeDescheduler" else None
-    taints = soft_taints(plan, mode)
+    taints = soft_taints(plan, snapshot, mode)
     if taints is not None:
         plan["soft_taints"] = taints
 
@@ -55,37 +64,68 @@ def _find_pod(pods: list, namespace: str, name: str) -> Any:
     return None
 
 
-def soft_taints(plan: dict, mode: Optional[str]) -> Optional[dict]:
-    """The taints the soft tainter would want per node, from the KubeVirt profile's LowNodeUtilization classes."""
-    key = _kubevirt_plugin_key(plan)
-    if key is None:
+def soft_taints(plan: dict, snapshot: Any, mode: Optional[str]) -> Optional[dict]:
+    """The taints the soft tainter would want per node (pkg/softtainter syncSoftTaints).
+
+    It reads the KubeVirt profile's LowNodeUtilization args from the rendered policy and classifies, with the same
+    query and thresholds, every node matching the policy's nodeSelector (ready or not: it lists nodes itself).
+    """
+    found = _kubevirt_lnu_args(plan.get("policy") or {})
+    if found is None:
         return None
-    classes = {n["name"]: n["classes"][key] for n in plan["utilization"]["nodes"] if key in n.get("classes", {})}
-    if not classes:
-        return None  # the plugin failed (e.g. no Prometheus answer): so would the soft tainter
-    no_low = "underutilized" not in classes.values()
-    nodes = {}
-    for name, node_class in sorted(classes.items()):
-        if node_class == "overutilized":
-            wanted = [APPROPRIATE_TAINT, OVERUTILIZED_TAINT]
-        elif node_class == "appropriate" and not no_low:
-            wanted = [APPROPRIATE_TAINT]
-        else:
-            wanted = []
-        nodes[name] = [{"key": k, "value": "true", "effect": "PreferNoSchedule"} for k in wanted]
-    return {
-        "profile": key.split("/")[0],
+    profile, args = found
+    query = ((args.get("metricsUtilization") or {}).get("prometheus") or {}).get("query") or ""
+    selector = parse_selector_string((plan.get("policy") or {}).get("nodeSelector") or "", "policy.nodeSelector")
+    nodes = [n for n in snapshot.sorted_nodes() if matches(selector, n.labels)]
+    result: dict[str, Any] = {
+        "profile": profile,
         "applied_by_operator": mode == "Automatic",
         "note": "intended by the operator's soft tainter (not applied by this plan); it taints only in Automatic "
                 "mode and removes the taints from nodes no longer classified so",
-        "nodes": nodes,
     }
+    try:
+        percents = actual_for(snapshot).prometheus_usage(query, [n.name for n in nodes])
+    except UsageUnavailable as exc:
+        result.update(nodes={}, error=f"the soft tainter cannot classify the nodes either: {exc}")
+        return result
+    result["nodes"] = _wanted_taints(nodes, percents, args)
+    return result
 
 
-def _kubevirt_plugin_key(plan: dict) -> Optional[str]:
-    readings = (plan.get("actual_utilization") or {}).get("plugins") or {}
-    for key, reading in readings.items():
-        profile = key.split("/")[0]
-        if profile in KUBEVIRT_PROFILE_NAMES and reading.get("mode") == "Prometheus":
-            return key
+def _wanted_taints(nodes: list, percents: Mapping[str, int], args: Mapping[str, Any]) -> dict[str, list[dict]]:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization as nu
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.lownodeutilization import (
+        compute_thresholds,
+    )
+
+    low = {str(k): float(v) for k, v in (args.get("thresholds") or {}).items()}
+    high = {str(k): float(v) for k, v in (args.get("targetThresholds") or {}).items()}
+    infos = [nu.NodeInfo(n, {METRIC: percents[n.name]}, {METRIC: 100}, {METRIC: float(percents[n.name])})
+             for n in nodes]
+    limits = compute_thresholds(infos, low, high, bool(args.get("useDeviationThresholds")))
+    classes = {}
+    for info in infos:
+        if not info.node.unschedulable and all(info.pct[r] <= limits.low[r] for r in limits.low):
+            classes[info.node.name] = "underutilized"
+        elif any(info.pct[r] > limits.high[r] for r in limits.high):
+            classes[info.node.name] = "overutilized"
+        else:
+            classes[info.node.name] = "appropriate"
+    no_low = "underutilized" not in classes.values()  # then appropriate nodes count as under-utilized
+    wanted_by_class = {"overutilized": [APPROPRIATE_TAINT, OVERUTILIZED_TAINT],
+                       "appropriate": [] if no_low else [APPROPRIATE_TAINT], "underutilized": []}
+    return {name: [{"key": k, "value": "true", "effect": "PreferNoSchedule"} for k in wanted_by_class[node_class]]
+            for name, node_class in sorted(classes.items())}
+
+
+def _kubevirt_lnu_args(policy: Mapping[str, Any]) -> Optional[tuple[str, Mapping[str, Any]]]:
+    """(profile, LowNodeUtilization args) of the KubeVirt profile when it reads a Prometheus query."""
+    for profile in policy.get("profiles") or []:
+        if profile.get("name") not in KUBEVIRT_PROFILE_NAMES:
+            continue
+        for config in profile.get("pluginConfig") or []:
+            args = config.get("args") or {}
+            if config.get("name") == "LowNodeUtilization" and (args.get("metricsUtilization") or {}).get(
+                    "source") == "Prometheus":
+                return str(profile["name"]), args
     return None

@@ -116,7 +116,22 @@ def test_missing_sample_fails_the_plugin_and_no_soft_taints(missing):
     plan = plan_of(objects, {"w1": 0.9})
     assert plan["evictions"] == []
     assert f"unable to find metric entry for {missing}" in plan["errors"][0]["message"]
-    assert "soft_taints" not in plan
+    assert plan["soft_taints"]["nodes"] == {}  # the soft tainter fails the same way
+    assert f"unable to find metric entry for {missing}" in plan["soft_taints"]["error"]
+
+
+def test_soft_tainter_classifies_every_selected_node_ready_or_not():
+    objects = cluster({"w1": 2, "w2": 1, "w3": 1, "w4": 1})
+    objects[3]["status"]["conditions"] = [{"type": "Ready", "status": "False"}]  # w4: not in the cycle
+    plan = plan_of(objects, {"w1": 0.9, "w2": 0.62, "w3": 0.3, "w4": 0.9})
+    assert plan["cycle"]["nodes"] == ["w1", "w2", "w3"]
+    # the cycle's average is 60.7: w2 (62) is appropriate for LowNodeUtilization...
+    classes = {n["name"]: n["classes"] for n in plan["utilization"]["nodes"]}
+    assert classes["w2"] == {"KubeVirtRelieveAndMigrate/LowNodeUtilization": "appropriate"}
+    # ...but the soft tainter averages w4 in too (68): w2 is under-utilized there, and w4 is over-utilized
+    taints = plan["soft_taints"]["nodes"]
+    keys = {name: [t["key"].rsplit("/", 1)[-1] for t in wanted] for name, wanted in taints.items()}
+    assert keys == {"w1": ["appropriate", "overutilized"], "w2": [], "w3": [], "w4": ["appropriate", "overutilized"]}
 
 
 # --- KubevirtMigrationAware from the recorded VMIs and VMIMs -----------------------------------------------------
