@@ -1,31 +1,41 @@
-"""The operator module, flavor olm, through real ansible-playbook runs against the emulator's OLM (emulator/olm.py):
-install with Automatic and Manual approval, version pins and the upgrade that must not be approved, idempotence,
-check mode, diff, the precise failures (catalog, channel, CSV), uninstall and reinstall."""
+"""The operator module, flavor olm, through real ansible-playbook runs against the OLM stand-in (standins/olm.py) on
+the test's API server: install with Automatic and Manual approval, version pins and the upgrade that must not be
+approved, idempotence, check mode, diff, the precise failures (catalog, channel, CSV), uninstall and reinstall."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from emulator import Emulator
-from emulator.olm import KUBEDESCHEDULER_CRD, Olm, csv_name
 from playbook import run_tasks
-
-pytestmark = pytest.mark.needs_emulator  # OLM is emulated: a real OpenShift would install the real operator
+from standins import emulator_gaps
+from standins.descheduler_operator import DeschedulerOperator
+from standins.kubedescheduler_types import CRD_NAME
+from standins.olm import Olm, csv_name
+from standins.rest import Rest, path, wait_until
 
 NAMESPACE = "openshift-kube-descheduler-operator"
-CRD_NAME = KUBEDESCHEDULER_CRD["metadata"]["name"]
 V532, V540, V550 = csv_name("5.3.2"), csv_name("5.4.0"), csv_name("5.5.0")
+OLM_API = "operators.coreos.com/v1alpha1"
+SUBSCRIPTION = path(OLM_API, "subscriptions", NAMESPACE, "cluster-kube-descheduler-operator")
+OPERATOR_DEPLOYMENT = path("apps/v1", "deployments", NAMESPACE, "descheduler-operator")
+NAMESPACE_PATH = path("v1", "namespaces", name=NAMESPACE)
+CRD_PATH = path("apiextensions.k8s.io/v1", "customresourcedefinitions", name=CRD_NAME)
 
 
-def operator_task(emulator: Emulator, register: str, *, check: bool = False, diff: bool = False,
+def csv_path(name: str) -> str:
+    return path(OLM_API, "clusterserviceversions", NAMESPACE, name)
+
+
+def operator_task(kube: Any, register: str, *, check: bool = False, diff: bool = False,
                   ignore_errors: bool = False, **options: Any) -> dict:
     task: dict[str, Any] = {
         "name": f"operator ({register})",
-        "descheduler.fleet.operator": {"kubeconfig": str(emulator.kubeconfig), "wait_timeout": 10, "wait_sleep": 1,
-                                       **options},
+        "descheduler.fleet.operator": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
+                                       "wait_timeout": 30, "wait_sleep": 1, **options},
         "register": register,
     }
     if check:
@@ -49,14 +59,54 @@ def steps(result: dict) -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def olm(emulator: Emulator) -> Olm:
-    return Olm().install(emulator)
+def rest(kube: Any) -> Iterator[Rest]:
+    """HTTP reads and writes on the test's API server; on exit the operator namespace is removed from a server that
+    outlives the test."""
+    with kube.api_client() as client:
+        rest = Rest(client)
+        yield rest
+        if not getattr(kube, "is_emulator", False):
+            rest.delete(NAMESPACE_PATH)
+            wait_until(lambda: rest.get(NAMESPACE_PATH) is None, 120, 0.5, "the operator namespace to go")
+
+
+@pytest.fixture
+def start_olm(kube: Any, rest: Rest) -> Iterator[Callable[..., Olm]]:
+    """start_olm(**options) installs and runs the OLM stand-in; stopped, checked and removed at the end."""
+    running: list[Olm] = []
+    if getattr(kube, "is_emulator", False):
+        emulator_gaps.serve_admission_policy_types(kube)  # built into a real API server
+
+    def start(**options: Any) -> Olm:
+        running.append(Olm(rest.api_client, **options).install())
+        return running[-1]
+
+    yield start
+    for olm in running:
+        olm.uninstall()
+    for olm in running:
+        olm.check()
+
+
+@pytest.fixture
+def olm(start_olm: Callable[..., Olm]) -> Olm:
+    return start_olm()
+
+
+def versions(rest: Rest) -> dict[str, str]:
+    """resourceVersion of every object a check-mode run could touch: equal before and after means nothing written."""
+    collections = [path("v1", "namespaces"), path("apiextensions.k8s.io/v1", "customresourcedefinitions"),
+                   path(OLM_API, "subscriptions"), path(OLM_API, "installplans"),
+                   path(OLM_API, "clusterserviceversions"), path("operators.coreos.com/v1", "operatorgroups"),
+                   path("apps/v1", "deployments", NAMESPACE), path("v1", "nodes")]
+    return {f"{url}/{o['metadata'].get('namespace', '')}/{o['metadata']['name']}": o["metadata"]["resourceVersion"]
+            for url in collections for o in rest.list(url)}
 
 
 # ---- install ---------------------------------------------------------------------------------------------------------
 
-def test_automatic_install_then_second_run_changes_nothing(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    results = run(tmp_path, operator_task(emulator, "first"), operator_task(emulator, "second"))
+def test_automatic_install_then_second_run_changes_nothing(kube: Any, rest: Rest, olm: Olm, tmp_path: Path) -> None:
+    results = run(tmp_path, operator_task(kube, "first"), operator_task(kube, "second"))
     first, second = results["first"], results["second"]
 
     assert first["changed"] is True
@@ -68,22 +118,22 @@ def test_automatic_install_then_second_run_changes_nothing(emulator: Emulator, o
     assert second["changed"] is False
     assert all(not a["changed"] for a in second["actions"])
 
-    namespace = emulator.get("Namespace", None, NAMESPACE)
+    namespace = rest.get(NAMESPACE_PATH)
     assert namespace["metadata"]["labels"]["openshift.io/cluster-monitoring"] == "true"
-    group = emulator.get("operatorgroups.operators.coreos.com", NAMESPACE, NAMESPACE)
+    group = rest.get(path("operators.coreos.com/v1", "operatorgroups", NAMESPACE, NAMESPACE))
     assert group["spec"]["targetNamespaces"] == [NAMESPACE]
-    subscription = emulator.get("subscriptions.operators.coreos.com", NAMESPACE, "cluster-kube-descheduler-operator")
+    subscription = rest.get(SUBSCRIPTION)
     assert subscription["spec"] == {"name": "cluster-kube-descheduler-operator", "channel": "stable",
                                     "source": "redhat-operators", "sourceNamespace": "openshift-marketplace",
                                     "installPlanApproval": "Automatic"}
-    assert emulator.get("Deployment", NAMESPACE, "descheduler-operator") is not None
-    assert emulator.get("CustomResourceDefinition", None, CRD_NAME) is not None
+    assert rest.get(OPERATOR_DEPLOYMENT) is not None
+    assert rest.get(CRD_PATH) is not None
 
 
-def test_manual_pin_installs_that_version_and_never_approves_the_upgrade(emulator: Emulator, olm: Olm,
+def test_manual_pin_installs_that_version_and_never_approves_the_upgrade(kube: Any, rest: Rest, olm: Olm,
                                                                          tmp_path: Path) -> None:
     pinned = {"install_plan_approval": "Manual", "starting_csv": V532}
-    results = run(tmp_path, operator_task(emulator, "install", **pinned), operator_task(emulator, "again", **pinned))
+    results = run(tmp_path, operator_task(kube, "install", **pinned), operator_task(kube, "again", **pinned))
     install, again = results["install"], results["again"]
 
     assert install["installed_csv"] == V532 and install["installed_version"] == "5.3.2"
@@ -93,34 +143,34 @@ def test_manual_pin_installs_that_version_and_never_approves_the_upgrade(emulato
     assert install["pending_upgrade"]["csvs"] == [V540] and install["pending_upgrade"]["approved"] is False
     assert any("not the requested version" in w for w in install["warnings"])
     assert again["changed"] is False and again["installed_csv"] == V532
-    plans = emulator.list("installplans.operators.coreos.com", NAMESPACE)
+    plans = rest.list(path(OLM_API, "installplans", NAMESPACE))
     approvals = {p["spec"]["clusterServiceVersionNames"][0]: p["spec"]["approved"] for p in plans}
     assert approvals == {V532: True, V540: False}
-    assert emulator.get("clusterserviceversions.operators.coreos.com", NAMESPACE, V540) is None
+    assert rest.get(csv_path(V540)) is None
 
 
-def test_moving_the_pin_approves_exactly_that_upgrade(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    run(tmp_path, operator_task(emulator, "install", install_plan_approval="Manual", starting_csv=V532))
+def test_moving_the_pin_approves_exactly_that_upgrade(kube: Any, rest: Rest, olm: Olm, tmp_path: Path) -> None:
+    run(tmp_path, operator_task(kube, "install", install_plan_approval="Manual", starting_csv=V532))
     olm.publish("5.5.0")  # the catalog moves on: an InstallPlan for 5.5.0 waits too
-    results = run(tmp_path, operator_task(emulator, "upgrade", install_plan_approval="Manual", starting_csv=V540))
+    results = run(tmp_path, operator_task(kube, "upgrade", install_plan_approval="Manual", starting_csv=V540))
     upgrade = results["upgrade"]
 
     assert upgrade["installed_csv"] == V540 and upgrade["csv_phase"] == "Succeeded"
     approved = [a["object"] for a in upgrade["actions"] if a["action"] == "approve"]
     assert len(approved) == 1
     assert upgrade["pending_upgrade"]["csvs"] == [V550]
-    assert emulator.get("clusterserviceversions.operators.coreos.com", NAMESPACE, V532) is None  # replaced
-    assert emulator.get("clusterserviceversions.operators.coreos.com", NAMESPACE, V550) is None
-    operator = emulator.get("Deployment", NAMESPACE, "descheduler-operator")
+    wait_until(lambda: rest.get(csv_path(V532)) is None, what=f"{V532} to be replaced")
+    assert rest.get(csv_path(V550)) is None
+    operator = rest.get(OPERATOR_DEPLOYMENT)
     assert operator["metadata"]["ownerReferences"][0]["name"] == V540
 
 
-def test_manual_without_pin_approves_the_head_once_then_no_upgrade(emulator: Emulator, olm: Olm,
+def test_manual_without_pin_approves_the_head_once_then_no_upgrade(kube: Any, rest: Rest, olm: Olm,
                                                                    tmp_path: Path) -> None:
-    first = run(tmp_path, operator_task(emulator, "install", install_plan_approval="Manual"))["install"]
+    first = run(tmp_path, operator_task(kube, "install", install_plan_approval="Manual"))["install"]
     assert first["installed_csv"] == V540 and first["requested_csv"] == V540
     olm.publish("5.5.0")
-    later = run(tmp_path, operator_task(emulator, "later", install_plan_approval="Manual"))["later"]
+    later = run(tmp_path, operator_task(kube, "later", install_plan_approval="Manual"))["later"]
 
     assert later["changed"] is False
     assert later["installed_csv"] == V540
@@ -128,28 +178,28 @@ def test_manual_without_pin_approves_the_head_once_then_no_upgrade(emulator: Emu
     assert later["subscription"]["state"] == "UpgradePending"
 
 
-def test_check_mode_writes_nothing_and_says_what_it_would_do(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    before = emulator.store.resource_version
-    fresh = run(tmp_path, operator_task(emulator, "fresh", check=True))["fresh"]
+def test_check_mode_writes_nothing_and_says_what_it_would_do(kube: Any, rest: Rest, olm: Olm, tmp_path: Path) -> None:
+    before = versions(rest)
+    fresh = run(tmp_path, operator_task(kube, "fresh", check=True))["fresh"]
 
     assert fresh["changed"] is True and fresh["check_mode"] is True
     assert steps(fresh) == [("namespace", "create"), ("operator_group", "create"), ("subscription", "create")]
     assert all("would create (check mode)" == a["message"] for a in fresh["actions"])
-    assert emulator.store.resource_version == before
-    assert emulator.get("Namespace", None, NAMESPACE) is None
+    assert versions(rest) == before
+    assert rest.get(NAMESPACE_PATH) is None
 
-    results = run(tmp_path, operator_task(emulator, "install"),
-                  operator_task(emulator, "manual_check", check=True, install_plan_approval="Manual"))
+    results = run(tmp_path, operator_task(kube, "install"),
+                  operator_task(kube, "manual_check", check=True, install_plan_approval="Manual"))
     manual_check = results["manual_check"]
     assert manual_check["changed"] is True
     assert [a["step"] for a in manual_check["actions"] if a["changed"]] == ["subscription"]
-    subscription = emulator.get("subscriptions.operators.coreos.com", NAMESPACE, "cluster-kube-descheduler-operator")
+    subscription = rest.get(SUBSCRIPTION)
     assert subscription["spec"]["installPlanApproval"] == "Automatic"
 
 
-def test_diff_shows_before_and_after_of_each_object(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    results = run(tmp_path, operator_task(emulator, "install", diff=True),
-                  operator_task(emulator, "switch", diff=True, install_plan_approval="Manual"))
+def test_diff_shows_before_and_after_of_each_object(kube: Any, rest: Rest, olm: Olm, tmp_path: Path) -> None:
+    results = run(tmp_path, operator_task(kube, "install", diff=True),
+                  operator_task(kube, "switch", diff=True, install_plan_approval="Manual"))
     created = {d["after_header"]: d for d in results["install"]["diff"]}
     namespace_diff = created[f"Namespace {NAMESPACE}"]
     assert namespace_diff["before"] == {}
@@ -163,20 +213,20 @@ def test_diff_shows_before_and_after_of_each_object(emulator: Emulator, olm: Olm
 
 # ---- precise failures ------------------------------------------------------------------------------------------------
 
-def test_catalog_without_the_package(emulator: Emulator, tmp_path: Path) -> None:
-    Olm(packages=[]).install(emulator)
-    result = run(tmp_path, operator_task(emulator, "install", ignore_errors=True))["install"]
+def test_catalog_without_the_package(kube: Any, rest: Rest, start_olm: Callable[..., Olm], tmp_path: Path) -> None:
+    start_olm(packages=[])
+    result = run(tmp_path, operator_task(kube, "install", ignore_errors=True))["install"]
 
     assert result["failed"] is True
     assert result["msg"].startswith("package cluster-kube-descheduler-operator is not in catalog redhat-operators "
                                     "(namespace openshift-marketplace)")
     assert "OKDerators" in result["msg"]
     assert result["actions"] == []
-    assert emulator.get("Namespace", None, NAMESPACE) is None  # nothing written
+    assert rest.get(NAMESPACE_PATH) is None  # nothing written
 
 
-def test_unknown_channel_lists_the_channels(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    result = run(tmp_path, operator_task(emulator, "install", channel="fast", ignore_errors=True))["install"]
+def test_unknown_channel_lists_the_channels(kube: Any, olm: Olm, tmp_path: Path) -> None:
+    result = run(tmp_path, operator_task(kube, "install", channel="fast", ignore_errors=True))["install"]
 
     assert result["msg"] == (
         "channel 'fast' is not in package cluster-kube-descheduler-operator of catalog redhat-operators "
@@ -184,10 +234,10 @@ def test_unknown_channel_lists_the_channels(emulator: Emulator, olm: Olm, tmp_pa
     assert result["available_channels"] == ["stable"]
 
 
-def test_unknown_catalog_source_and_csv_outside_the_channel(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
+def test_unknown_catalog_source_and_csv_outside_the_channel(kube: Any, olm: Olm, tmp_path: Path) -> None:
     results = run(tmp_path,
-                  operator_task(emulator, "source", source="community-operators", ignore_errors=True),
-                  operator_task(emulator, "csv", starting_csv=csv_name("4.13.0"), install_plan_approval="Manual",
+                  operator_task(kube, "source", source="community-operators", ignore_errors=True),
+                  operator_task(kube, "csv", starting_csv=csv_name("4.13.0"), install_plan_approval="Manual",
                                 ignore_errors=True))
 
     assert results["source"]["msg"].startswith("catalog source 'community-operators' not found in namespace "
@@ -196,35 +246,37 @@ def test_unknown_catalog_source_and_csv_outside_the_channel(emulator: Emulator, 
                                      f"cluster-kube-descheduler-operator; the channel holds: {V540}, {V532}")
 
 
-def test_failed_csv_reports_its_reason_and_message(emulator: Emulator, tmp_path: Path) -> None:
+def test_failed_csv_reports_its_reason_and_message(kube: Any, start_olm: Callable[..., Olm], tmp_path: Path) -> None:
     message = 'install strategy failed: Deployment.apps "descheduler-operator" is invalid'
-    Olm(failing={"5.4.0": ("InstallComponentFailed", message)}).install(emulator)
-    result = run(tmp_path, operator_task(emulator, "install", ignore_errors=True))["install"]
+    start_olm(failing={"5.4.0": ("InstallComponentFailed", message)})
+    result = run(tmp_path, operator_task(kube, "install", ignore_errors=True))["install"]
 
     assert result["msg"] == f"ClusterServiceVersion {V540} failed: InstallComponentFailed: {message}"
     assert (result["csv_phase"], result["csv_reason"]) == ("Failed", "InstallComponentFailed")
     assert steps(result) == [("namespace", "create"), ("operator_group", "create"), ("subscription", "create")]
 
 
-def test_cluster_without_olm(emulator: Emulator, tmp_path: Path) -> None:
-    result = run(tmp_path, operator_task(emulator, "install", ignore_errors=True))["install"]
+def test_cluster_without_olm(kube: Any, tmp_path: Path) -> None:
+    result = run(tmp_path, operator_task(kube, "install", ignore_errors=True))["install"]
 
     assert result["msg"].startswith("OLM is not installed on this cluster")
     assert "flavor: upstream" in result["msg"]
 
 
-def test_forbidden_names_the_missing_permission(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    emulator.auth.forbid("create", "subscriptions.operators.coreos.com")
-    result = run(tmp_path, operator_task(emulator, "install", ignore_errors=True))["install"]
+@pytest.mark.needs_emulator  # RBAC denial is injected with the emulator's auth; the control plane has one admin user
+def test_forbidden_names_the_missing_permission(kube: Any, olm: Olm, tmp_path: Path) -> None:
+    kube.auth.forbid("create", "subscriptions.operators.coreos.com")
+    result = run(tmp_path, operator_task(kube, "install", ignore_errors=True))["install"]
 
     assert "cannot create 'subscriptions'" in result["msg"]
     assert "operators.coreos.com" in result["msg"]
     assert steps(result) == [("namespace", "create"), ("operator_group", "create")]  # where it stopped
 
 
-def test_timeout_names_the_state_it_saw_and_slow_csv_is_awaited(emulator: Emulator, tmp_path: Path) -> None:
-    olm = Olm(auto_complete=False).install(emulator)
-    timed_out = run(tmp_path, operator_task(emulator, "install", wait_timeout=2, ignore_errors=True))["install"]
+def test_timeout_names_the_state_it_saw_and_slow_csv_is_awaited(kube: Any, start_olm: Callable[..., Olm],
+                                                                tmp_path: Path) -> None:
+    olm = start_olm(auto_complete=False)
+    timed_out = run(tmp_path, operator_task(kube, "install", wait_timeout=2, ignore_errors=True))["install"]
     assert timed_out["msg"].startswith("the operator was not installed within 2s: Subscription state AtLatestKnown, "
                                        f"installedCSV {V540}")
     assert "CSV phase Pending" in timed_out["msg"]
@@ -238,7 +290,7 @@ def test_timeout_names_the_state_it_saw_and_slow_csv_is_awaited(emulator: Emulat
     worker = threading.Thread(target=operator_lifecycle_manager, daemon=True)
     worker.start()
     try:
-        awaited = run(tmp_path, operator_task(emulator, "again", wait_timeout=30))["again"]
+        awaited = run(tmp_path, operator_task(kube, "again", wait_timeout=30))["again"]
     finally:
         stop.set()
         worker.join()
@@ -247,56 +299,65 @@ def test_timeout_names_the_state_it_saw_and_slow_csv_is_awaited(emulator: Emulat
 
 # ---- uninstall and reinstall -----------------------------------------------------------------------------------------
 
-def leftovers(emulator: Emulator) -> list[dict]:
-    """What the running operator would have rendered (operator.md §3), owned by the KubeDescheduler."""
-    kd = emulator.create({"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
-                          "metadata": {"name": "cluster", "namespace": NAMESPACE},
-                          "spec": {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
-                                   "profiles": ["KubeVirtRelieveAndMigrate"]}})
+def leftovers(kube: Any, rest: Rest) -> list[tuple[str, dict]]:
+    """What the running operator would have rendered (operator.md §3), owned by the KubeDescheduler: (path, object)."""
+    kd = rest.create(path("operator.openshift.io/v1", "kubedeschedulers", NAMESPACE), {
+        "apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
+        "metadata": {"name": "cluster", "namespace": NAMESPACE},
+        "spec": {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": ["KubeVirtRelieveAndMigrate"]}})
     owner = [{"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler", "name": "cluster",
               "uid": kd["metadata"]["uid"], "controller": True}]
-    rbac = "rbac.authorization.k8s.io/v1"
+    rbac, admission = "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1"
     objects = [
-        {"apiVersion": "apps/v1", "kind": "Deployment",
-         "metadata": {"name": name, "namespace": NAMESPACE, "ownerReferences": owner},
-         "spec": {"selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}}}}
+        (path("apps/v1", "deployments", NAMESPACE),
+         {"apiVersion": "apps/v1", "kind": "Deployment",
+          "metadata": {"name": name, "namespace": NAMESPACE, "ownerReferences": owner},
+          "spec": {"selector": {"matchLabels": {"app": name}},
+                   "template": {"metadata": {"labels": {"app": name}},
+                                "spec": {"containers": [{"name": name, "image": f"{name}:test"}]}}}})
         for name in ("descheduler", "softtainter")]
-    objects += [{"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": n, "ownerReferences": owner}}
+    objects += [(path(rbac, "clusterroles"),
+                 {"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": n, "ownerReferences": owner}})
                 for n in ("openshift-descheduler-operand", "openshift-descheduler-softtainter")]
-    objects += [{"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": n, "ownerReferences": owner},
-                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": n}}
+    objects += [(path(rbac, "clusterrolebindings"),
+                 {"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": n, "ownerReferences": owner},
+                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": n}})
                 for n in ("openshift-descheduler-operand", "cluster-monitoring-view-cr",
                           "openshift-descheduler-softtainter", "openshift-descheduler-softtainter-monitoring")]
     objects += [
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-         "metadata": {"name": "openshift-descheduler-softtainter-vap"}, "spec": {}},
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-         "metadata": {"name": "openshift-descheduler-softtainter-vap-binding"},
-         "spec": {"policyName": "openshift-descheduler-softtainter-vap"}},
+        (path(admission, "validatingadmissionpolicies"),
+         {"apiVersion": admission, "kind": "ValidatingAdmissionPolicy",
+          "metadata": {"name": "openshift-descheduler-softtainter-vap"},
+          "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                           "operations": ["UPDATE"], "resources": ["nodes"]}]},
+                   "validations": [{"expression": "true"}]}}),
+        (path(admission, "validatingadmissionpolicybindings"),
+         {"apiVersion": admission, "kind": "ValidatingAdmissionPolicyBinding",
+          "metadata": {"name": "openshift-descheduler-softtainter-vap-binding"},
+          "spec": {"policyName": "openshift-descheduler-softtainter-vap", "validationActions": ["Deny"]}}),
     ]
-    for obj in objects:
-        emulator.create(obj)
+    for url, obj in objects:
+        rest.create(url, obj)
     taints = [{"key": "nodeutilization.descheduler.openshift.io/overutilized", "value": "true",
                "effect": "PreferNoSchedule"},
               {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
-    emulator.load([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"},
-                    "spec": {"taints": taints}},
-                   {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-2"},
-                    "spec": {"taints": [{"key": "nodeutilization.descheduler.openshift.io/appropriate",
-                                         "value": "true", "effect": "PreferNoSchedule"}]}}])
+    kube.load([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}, "spec": {"taints": taints}},
+               {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-2"},
+                "spec": {"taints": [{"key": "nodeutilization.descheduler.openshift.io/appropriate",
+                                     "value": "true", "effect": "PreferNoSchedule"}]}}])
     return objects
 
 
-def test_uninstall_leaves_nothing_it_promised_to_remove(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    run(tmp_path, operator_task(emulator, "install"))
-    objects = leftovers(emulator)
-    results = run(tmp_path, operator_task(emulator, "check", state="absent", check=True),
-                  operator_task(emulator, "remove", state="absent", diff=True),
-                  operator_task(emulator, "again", state="absent"))
+def test_uninstall_leaves_nothing_it_promised_to_remove(kube: Any, rest: Rest, olm: Olm, tmp_path: Path) -> None:
+    run(tmp_path, operator_task(kube, "install"))
+    objects = leftovers(kube, rest)
+    results = run(tmp_path, operator_task(kube, "check", state="absent", check=True),
+                  operator_task(kube, "remove", state="absent", diff=True),
+                  operator_task(kube, "again", state="absent"))
     check, remove, again = results["check"], results["remove"], results["again"]
 
     assert check["changed"] is True
-    assert emulator.get("Namespace", None, NAMESPACE) is None  # gone after the real run, not the check
+    assert rest.get(NAMESPACE_PATH) is None  # gone after the real run, not the check
     deleted = [a["step"] for a in remove["actions"] if a["action"] == "delete"]
     assert deleted[:4] == ["kubedescheduler", "subscription", "csv", "operator_group"]
     assert deleted[-1] == "namespace"
@@ -305,63 +366,74 @@ def test_uninstall_leaves_nothing_it_promised_to_remove(emulator: Emulator, olm:
     assert sorted(remove["untainted_nodes"]) == ["worker-1", "worker-2"]
     assert again["changed"] is False
 
-    for obj in objects:
-        assert emulator.get(obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"]) is None, obj
-    assert emulator.get("Deployment", NAMESPACE, "descheduler-operator") is None
-    assert emulator.get("Node", None, "worker-1")["spec"]["taints"] == [
+    for url, obj in objects:
+        assert rest.get(f"{url}/{obj['metadata']['name']}") is None, obj
+    assert rest.get(OPERATOR_DEPLOYMENT) is None
+    assert rest.get(path("v1", "nodes", name="worker-1"))["spec"]["taints"] == [
         {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
-    assert not emulator.get("Node", None, "worker-2")["spec"].get("taints")
-    assert emulator.get("CustomResourceDefinition", None, CRD_NAME) is not None  # kept unless remove_crd
+    assert not rest.get(path("v1", "nodes", name="worker-2"))["spec"].get("taints")
+    assert rest.get(CRD_PATH) is not None  # kept unless remove_crd
 
-    crd = run(tmp_path, operator_task(emulator, "crd", state="absent", remove_crd=True))["crd"]
+    crd = run(tmp_path, operator_task(kube, "crd", state="absent", remove_crd=True))["crd"]
     assert steps(crd)[-1] == ("crd", "delete")
-    assert emulator.get("CustomResourceDefinition", None, CRD_NAME) is None
+    assert rest.get(CRD_PATH) is None
 
 
-def test_check_mode_uninstall_deletes_nothing(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    run(tmp_path, operator_task(emulator, "install"))
-    before = emulator.store.resource_version
-    check = run(tmp_path, operator_task(emulator, "check", state="absent", check=True, remove_crd=True))["check"]
+def test_check_mode_uninstall_deletes_nothing(kube: Any, rest: Rest, olm: Olm, tmp_path: Path) -> None:
+    run(tmp_path, operator_task(kube, "install"))
+    before = versions(rest)
+    check = run(tmp_path, operator_task(kube, "check", state="absent", check=True, remove_crd=True))["check"]
 
     assert ("namespace", "delete") in steps(check) and ("crd", "delete") in steps(check)
     assert all(a["message"] in ("would delete (check mode)", "already absent") or a["step"] == "soft_taints"
                for a in check["actions"])
-    assert emulator.store.resource_version == before
+    assert versions(rest) == before
 
 
-def test_reinstall_after_uninstall(emulator: Emulator, olm: Olm, tmp_path: Path) -> None:
-    results = run(tmp_path, operator_task(emulator, "install"), operator_task(emulator, "remove", state="absent"),
-                  operator_task(emulator, "reinstall"), operator_task(emulator, "steady"))
+def test_reinstall_after_uninstall(kube: Any, rest: Rest, olm: Olm, tmp_path: Path) -> None:
+    results = run(tmp_path, operator_task(kube, "install"), operator_task(kube, "remove", state="absent"),
+                  operator_task(kube, "reinstall"), operator_task(kube, "steady"))
 
     assert results["reinstall"]["changed"] is True
     assert results["reinstall"]["installed_csv"] == V540 and results["reinstall"]["csv_phase"] == "Succeeded"
     assert results["steady"]["changed"] is False
-    assert emulator.get("Deployment", NAMESPACE, "descheduler-operator") is not None
+    assert rest.get(OPERATOR_DEPLOYMENT) is not None
 
 
-def test_operand_goes_with_the_uninstall_and_reinstall_starts_clean(emulator: Emulator, tmp_path: Path) -> None:
-    """With the operator's own behaviour emulated (emulator/descheduler_operator.py, started when the CSV succeeds), the
+def test_operand_goes_with_the_uninstall_and_reinstall_starts_clean(kube: Any, rest: Rest,
+                                                                    start_olm: Callable[..., Olm],
+                                                                    tmp_path: Path) -> None:
+    """With the operator stand-in started when the CSV succeeds (as OLM starts the operator's Deployment), the
     KubeDescheduler renders its operand; the uninstall waits for it to go."""
-    olm = Olm()
-    olm.on_succeeded.append(start_operator)
-    olm.install(emulator)
-    run(tmp_path, operator_task(emulator, "install"))
-    emulator.create({"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
-                     "metadata": {"name": "cluster", "namespace": NAMESPACE},
-                     "spec": {"deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}})
-    assert emulator.get("Deployment", NAMESPACE, "descheduler") is not None
-    assert emulator.get("ConfigMap", NAMESPACE, "cluster") is not None
+    operators: list[DeschedulerOperator] = []
 
-    results = run(tmp_path, operator_task(emulator, "remove", state="absent"), operator_task(emulator, "reinstall"))
+    def start_operator(csv: dict) -> None:
+        if operators:
+            operators[0].restart()  # a reinstall restarts the operator pod
+        else:
+            operators.append(DeschedulerOperator(rest.api_client).install(operator_deployment=False))
+
+    if getattr(kube, "is_emulator", False):
+        kube.add_admission(emulator_gaps.admit_kubedescheduler)  # the CRD schema's defaults, as a real server has
+    start_olm(on_succeeded=[start_operator])
+    try:
+        run(tmp_path, operator_task(kube, "install"))
+        rest.create(path("operator.openshift.io/v1", "kubedeschedulers", NAMESPACE), {
+            "apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
+            "metadata": {"name": "cluster", "namespace": NAMESPACE},
+            "spec": {"deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}})
+        wait_until(lambda: rest.get(path("apps/v1", "deployments", NAMESPACE, "descheduler")), what="the operand")
+        assert rest.get(path("v1", "configmaps", NAMESPACE, "cluster")) is not None
+
+        results = run(tmp_path, operator_task(kube, "remove", state="absent"), operator_task(kube, "reinstall"))
+    finally:
+        for operator in operators:
+            operator.stop()
+            operator.check()
 
     assert [a["object"] for a in results["remove"]["actions"] if a["step"] == "operand"] == [
         f"Deployment {NAMESPACE}/descheduler, Deployment {NAMESPACE}/softtainter"]
     assert results["reinstall"]["csv_phase"] == "Succeeded"
-    assert emulator.get("KubeDescheduler", NAMESPACE, "cluster") is None  # a reinstall starts without a config
-    assert emulator.get("Deployment", NAMESPACE, "descheduler") is None
-
-
-def start_operator(emulator: Emulator, csv: dict) -> None:
-    from emulator.descheduler_operator import install_descheduler_operator
-
-    install_descheduler_operator(emulator)
+    # a reinstall starts without a config
+    assert rest.get(path("operator.openshift.io/v1", "kubedeschedulers", NAMESPACE, "cluster")) is None
+    assert rest.get(path("apps/v1", "deployments", NAMESPACE, "descheduler")) is None
