@@ -25,7 +25,7 @@ from process_tree import descendants
 FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 5, "replacement_timeout": 20}
 NODES = ("worker-1", "worker-2", "worker-3")
 PODS = 6
-DETECTION = 0.5  # seconds from SIGINT to ansible-playbook until the module has noticed (measured: well under 0.1 s)
+DETECTION = 0.5  # seconds from SIGINT to ansible-playbook until the module may still start a request
 PAUSE = 2.0  # seconds between two evictions: the window in which a run that ignores the cancel would evict more
 
 

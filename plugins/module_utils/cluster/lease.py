@@ -102,6 +102,8 @@ class ClusterLease:
             if waited >= timeout or cancelled():
                 wait = (f"after waiting {waited:.0f}s (lock_timeout {timeout:g})" if timeout
                         else "(lock_timeout is 0: not waiting)")
+                if cancelled():
+                    wait = "and this run was cancelled while waiting"
                 raise LeaseBusy(f"Lease {self.settings.namespace}/{self.settings.name} is held by another evict run "
                                 f"({busy}) {wait}: only one run at a time may evict on this cluster. Wait for it to "
                                 "end, cancel it, or set lock_timeout to wait for it")

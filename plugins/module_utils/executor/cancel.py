@@ -81,8 +81,15 @@ def read_process(pid: int) -> Optional[Process]:
 
 
 def is_ansible(process: Process) -> bool:
+    """An Ansible command-line program (or a worker forked from one: same command line), run directly or by a
+    python interpreter."""
     words = process.command.split()
-    return any(os.path.basename(word) in ANSIBLE_PROGRAMS for word in words[:3])
+    if not words:
+        return False
+    program = os.path.basename(words[0])
+    if program.startswith("python") and len(words) > 1:
+        program = os.path.basename(words[1])
+    return program in ANSIBLE_PROGRAMS
 
 
 def ancestors_to_watch(first_parent: Optional[int] = None) -> list[Process]:
