@@ -38,11 +38,21 @@ def generator() -> Any:
     return module
 
 
+def evictable(pod: dict) -> bool:
+    """Roughly what the DefaultEvictor lets go: controller-owned, no local storage, not a system namespace."""
+    owners = [r.get("kind") for r in pod["metadata"].get("ownerReferences") or []]
+    volumes = (pod.get("spec") or {}).get("volumes") or []
+    namespace = pod["metadata"].get("namespace") or ""
+    return (any(k in ("ReplicaSet", "StatefulSet") for k in owners)
+            and not any("emptyDir" in v or "hostPath" in v for v in volumes)
+            and not namespace.startswith(("kube-", "openshift-")))
+
+
 def taint_nodes(objects: list[dict], evictions: int) -> int:
-    """Taint nodes in name order until about ``evictions`` pods run on them; returns the tainted count."""
+    """Taint nodes in name order until about ``evictions`` evictable pods run on them; returns the tainted count."""
     pods_on: dict[str, int] = {}
     for obj in objects:
-        if obj.get("kind") == "Pod":
+        if obj.get("kind") == "Pod" and evictable(obj):
             name = (obj.get("spec") or {}).get("nodeName")
             if name:
                 pods_on[name] = pods_on.get(name, 0) + 1

@@ -26,7 +26,7 @@ class TermIndex:
     def __init__(self) -> None:
         self.by_namespace: dict[Optional[str], dict[tuple, tuple[AffinityTerm, dict[str, int]]]] = {}
 
-    def update(self, terms: list[AffinityTerm], node: NodeInfo, sign: int) -> None:
+    def update(self, terms: tuple[AffinityTerm, ...], node: NodeInfo, sign: int) -> None:
         for term in terms:
             value = node.labels.get(term.topology_key)
             if value is None:

@@ -31,7 +31,7 @@ def _candidates(term: AffinityTerm, cluster: Cluster) -> list[SchedPod]:
     return [p for pods in cluster.pods_by_namespace.values() for p in pods.values()]
 
 
-def _matching_all(terms: list[AffinityTerm], cluster: Cluster) -> dict:
+def _matching_all(terms: tuple[AffinityTerm, ...], cluster: Cluster) -> dict:
     """Required affinity: a bound pod counts, in every term's domain, only when it matches all the terms."""
     counts: dict = {}
     if not terms:
@@ -43,7 +43,7 @@ def _matching_all(terms: list[AffinityTerm], cluster: Cluster) -> dict:
     return counts
 
 
-def _matching_pods(terms: list[AffinityTerm], cluster: Cluster, amount: Optional[int]) -> dict:
+def _matching_pods(terms: tuple[AffinityTerm, ...], cluster: Cluster, amount: Optional[int]) -> dict:
     """Per (topology key, value): bound pods each term selects, times ``amount`` (None: the term's weight).
     Only the namespaces a term can select are read."""
     counts: dict = {}

@@ -48,18 +48,21 @@ class PlacementRequest:
     def record_objects(self, objects: list) -> None:
         """Keep what placement reads of the raw pods (call before the objects are reduced to a Snapshot)."""
         if self.extras is None:
-            self.extras = ExtrasIndex.from_objects(objects)
+            self.extras = ExtrasIndex.from_objects(objects, self._uses_trimaran())
 
     def recording(self, slim: Callable[[dict], dict]) -> Callable[[dict], dict]:
         """A listing hook: keep the pod's extras, then reduce it with ``slim``."""
         if self.extras is None:
-            self.extras = ExtrasIndex()
+            self.extras = ExtrasIndex(self._uses_trimaran())
         extras = self.extras
 
         def hook(obj: dict) -> dict:
             extras.record(obj)
             return slim(obj)
         return hook
+
+    def _uses_trimaran(self) -> bool:
+        return "TargetLoadPacking" in repr(self.scheduler_config or "")
 
     def annotate(self, plan: dict, snapshot: Any, state: Any) -> None:
         annotate_plan(self, plan, snapshot, state)

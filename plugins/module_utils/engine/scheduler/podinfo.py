@@ -62,7 +62,7 @@ def host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
     return tuple(ports)
 
 
-def extract_extras(obj: Mapping[str, Any]) -> Optional[dict]:
+def extract_extras(obj: Mapping[str, Any], container_cpus: bool = True) -> Optional[dict]:
     """The scheduling fields of a raw pod the slim model drops; None when the model alone describes the pod."""
     spec = obj.get("spec") or {}
     affinity = spec.get("affinity") or {}
@@ -78,9 +78,10 @@ def extract_extras(obj: Mapping[str, Any]) -> Optional[dict]:
             extras[key] = affinity[key]
     if _needs_defaults(spec):  # otherwise the non-zero requests are the requests
         extras["nonzero"] = nonzero_requests(spec)
-    cpu = container_cpu(spec)
-    if any(limit is not None or request is None for request, limit in cpu[0]) or cpu[1]:
-        extras["containerCpu"] = cpu  # otherwise Trimaran's prediction follows from the requests
+    if container_cpus:
+        cpu = container_cpu(spec)
+        if any(limit is not None or request is None for request, limit in cpu[0]) or cpu[1]:
+            extras["containerCpu"] = cpu  # otherwise Trimaran's prediction follows from the requests
     return extras or None
 
 
@@ -109,21 +110,22 @@ def container_cpu(spec: Mapping[str, Any]) -> tuple:
 class ExtrasIndex:
     """Scheduling extras per pod key (namespace/name), collected from raw objects."""
 
-    def __init__(self) -> None:
+    def __init__(self, container_cpus: bool = True) -> None:
         self.by_key: dict[str, dict] = {}
+        self.container_cpus = container_cpus  # only Trimaran reads them
 
     def record(self, obj: Mapping[str, Any]) -> None:
         if obj.get("kind") != "Pod":
             return
         meta = obj.get("metadata") or {}
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
-        extras = extract_extras(obj)
+        extras = extract_extras(obj, self.container_cpus)
         if extras:
             self.by_key[key] = extras
 
     @classmethod
-    def from_objects(cls, objects: Iterable[Mapping[str, Any]]) -> ExtrasIndex:
-        index = cls()
+    def from_objects(cls, objects: Iterable[Mapping[str, Any]], container_cpus: bool = True) -> ExtrasIndex:
+        index = cls(container_cpus)
         for obj in objects:
             if isinstance(obj, dict):  # not typing.Mapping: its isinstance check is slow at 150,000 objects
                 index.record(obj)
@@ -167,14 +169,28 @@ class AffinityTerm:
         return matches(self.selector, pod.labels)
 
 
-def _terms(block: Any, namespace: str, labels: Mapping[str, str]) -> list[AffinityTerm]:
-    return [AffinityTerm(t, namespace, labels) for t in block or []]
+NO_TERMS: tuple = ()
+_TERM_CACHE: dict[tuple, tuple] = {}  # the replicas of a workload carry equal terms: compile them once
+_TERM_CACHE_LIMIT = 50_000
 
 
-def _weighted(block: Any, namespace: str, labels: Mapping[str, str], sign: int) -> list[AffinityTerm]:
-    """Preferred terms; anti-affinity ones carry a negative weight (they subtract from a node's score)."""
-    return [AffinityTerm(w.get("podAffinityTerm") or {}, namespace, labels, sign * int(w.get("weight") or 0))
-            for w in block or []]
+def _compiled(kind: str, block: Any, namespace: str, labels: Mapping[str, str]) -> tuple:
+    if not block:
+        return NO_TERMS
+    text = repr(block)
+    # matchLabelKeys/mismatchLabelKeys read the pod's own labels
+    key = (kind, text, namespace, tuple(sorted(labels.items())) if "LabelKeys" in text else None)
+    cached = _TERM_CACHE.get(key)
+    if cached is None:
+        if kind == "required":
+            cached = tuple(AffinityTerm(t, namespace, labels) for t in block)
+        else:
+            sign = -1 if kind == "preferred-anti" else 1  # anti-affinity weights subtract from a node's score
+            cached = tuple(AffinityTerm(w.get("podAffinityTerm") or {}, namespace, labels,
+                                        sign * int(w.get("weight") or 0)) for w in block)
+        if len(_TERM_CACHE) < _TERM_CACHE_LIMIT:
+            _TERM_CACHE[key] = cached
+    return cached
 
 
 class SchedPod:
@@ -204,18 +220,10 @@ class SchedPod:
             nonzero = (milli_value(model.requests.get("cpu", 0)), value(model.requests.get("memory", 0)))
         self.nonzero_cpu, self.nonzero_memory = nonzero
         self.host_ports: tuple = tuple(extras.get("hostPorts") or ())
-        affinity = extras.get("podAffinity") or {}
-        anti = extras.get("podAntiAffinity") or {}
-        required_anti = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
-        if required_anti is None and model.anti_affinity_terms:
-            required_anti = model.anti_affinity_terms
-        self.affinity = _terms(affinity.get("requiredDuringSchedulingIgnoredDuringExecution"), self.namespace,
-                               self.labels)
-        self.anti_affinity = _terms(required_anti, self.namespace, self.labels)
-        self.preferred_affinity = _weighted(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                                            self.namespace, self.labels, 1)
-        self.preferred_anti_affinity = _weighted(anti.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                                                 self.namespace, self.labels, -1)
+        if extras or model.anti_affinity_terms:
+            self._compile_terms(model, extras)
+        else:  # most pods: no inter-pod terms at all
+            self.affinity = self.anti_affinity = self.preferred_affinity = self.preferred_anti_affinity = NO_TERMS
         self.terminating = model.terminating
         self.container_cpu = extras.get("containerCpu")
         self.has_affinity = bool(self.affinity or self.anti_affinity or self.preferred_affinity
@@ -225,6 +233,21 @@ class SchedPod:
         self.memory = value(self.requests.get("memory", 0))
         self.ephemeral = value(self.requests.get("ephemeral-storage", 0))
         self.scalar = {k: value(v) for k, v in self.requests.items() if k not in BASIC_RESOURCES and v > 0}
+
+    def _compile_terms(self, model: Pod, extras: Mapping[str, Any]) -> None:
+        affinity = extras.get("podAffinity") or {}
+        anti = extras.get("podAntiAffinity") or {}
+        required_anti = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if required_anti is None and model.anti_affinity_terms:
+            required_anti = model.anti_affinity_terms
+        namespace, labels = self.namespace, self.labels
+        self.affinity = _compiled("required", affinity.get("requiredDuringSchedulingIgnoredDuringExecution"),
+                                  namespace, labels)
+        self.anti_affinity = _compiled("required", required_anti, namespace, labels)
+        self.preferred_affinity = _compiled(
+            "preferred", affinity.get("preferredDuringSchedulingIgnoredDuringExecution"), namespace, labels)
+        self.preferred_anti_affinity = _compiled(
+            "preferred-anti", anti.get("preferredDuringSchedulingIgnoredDuringExecution"), namespace, labels)
 
     def request_milli_cpu(self) -> int:
         return self.cpu

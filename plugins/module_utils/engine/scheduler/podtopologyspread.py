@@ -90,6 +90,7 @@ class PodTopologySpread:
     def __init__(self, args: Optional[Mapping[str, Any]] = None, field: str = "pluginConfig.PodTopologySpread"
                  ) -> None:
         args = args or {}
+        self._eligible_cache: dict[tuple, tuple] = {}
         self.defaulting = args.get("defaultingType") or "System"
         if self.defaulting not in ("System", "List"):
             raise PolicyError(f"{field}.args.defaultingType", self.defaulting, "System or List")
@@ -116,17 +117,8 @@ class PodTopologySpread:
         constraints = self.constraints(pod, "DoNotSchedule")
         if not constraints:
             return SKIP
-        keys = [c.topology_key for c in constraints]
-        domains: list[dict[str, int]] = [{} for _ in constraints]  # per constraint: topology value → matching pods
-        counted: dict[int, list[bool]] = {}  # node index → which constraints count its pods
-        for node in cluster.nodes:
-            if not all(k in node.labels for k in keys):
-                continue
-            included = [c.includes(pod, node) for c in constraints]
-            counted[node.index] = included
-            for i, c in enumerate(constraints):
-                if included[i]:
-                    domains[i].setdefault(node.labels[c.topology_key], 0)
+        counted, empty_domains = self._eligible_nodes(pod, cluster, constraints)
+        domains = [dict(d) for d in empty_domains]  # per constraint: topology value → matching pods
         for other in cluster.pods_by_namespace.get(pod.namespace, {}).values():
             node = cluster.location[other.key]
             included = counted.get(node.index)
@@ -141,6 +133,30 @@ class PodTopologySpread:
             lowest = min(counts.values()) if counts else 0
             minimum.append(0 if len(counts) < c.min_domains else lowest)
         return constraints, domains, minimum
+
+    def _eligible_nodes(self, pod: SchedPod, cluster: Cluster, constraints: list[Constraint]) -> tuple:
+        """Which nodes count for which constraint, and every domain at 0. Node labels and taints do not change
+        during the preview, so this is kept per (constraints, the pod's node selection and tolerations)."""
+        honor_taints = any(c.honor_taints for c in constraints)
+        key = (tuple((c.topology_key, c.honor_affinity, c.honor_taints) for c in constraints),
+               tuple(sorted(pod.model.node_selector.items())), repr(pod.model.required_node_terms),
+               repr(pod.model.tolerations) if honor_taints else None)
+        cached = self._eligible_cache.get(key)
+        if cached is not None:
+            return cached
+        keys = [c.topology_key for c in constraints]
+        domains: list[dict[str, int]] = [{} for _ in constraints]
+        counted: dict[int, list[bool]] = {}  # node index → which constraints count its pods
+        for node in cluster.nodes:
+            if not all(k in node.labels for k in keys):
+                continue
+            included = [c.includes(pod, node) for c in constraints]
+            counted[node.index] = included
+            for i, c in enumerate(constraints):
+                if included[i]:
+                    domains[i].setdefault(node.labels[c.topology_key], 0)
+        self._eligible_cache[key] = (counted, domains)
+        return counted, domains
 
     def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:
         constraints, domains, minimum = state
