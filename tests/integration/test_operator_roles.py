@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 import yaml
 from emulator import Emulator
-from emulator.olm import Olm, csv_name
 from playbook import REPO, run_playbook
+from standins import emulator_gaps
+from standins.olm import Olm, csv_name
 
-pytestmark = pytest.mark.needs_emulator
+pytestmark = pytest.mark.needs_emulator  # a fleet needs several API servers: the control plane fixture is one
 
 NAMESPACE = "openshift-kube-descheduler-operator"
 INSTALL = REPO / "playbooks" / "install.yml"
@@ -23,17 +24,20 @@ UNINSTALL = REPO / "playbooks" / "uninstall.yml"
 
 
 class Fleet:
-    """Emulated clusters, each with OLM (or not), and an inventory naming them in order."""
+    """Emulated clusters, each with the OLM stand-in (or not), and an inventory naming them in order."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp_path = tmp_path
         self.clusters: dict[str, Emulator] = {}
+        self.olms: list[Olm] = []
 
-    def add(self, name: str, olm: Olm | None) -> Emulator:
+    def add(self, name: str, olm: dict[str, Any] | None) -> Emulator:
+        """A cluster; `olm`: the OLM stand-in's options (e.g. {"packages": []}), None for a cluster without OLM."""
         cluster = Emulator().start()
         cluster.write_kubeconfig(self.tmp_path / f"{name}.kubeconfig")
         if olm is not None:
-            olm.install(cluster)
+            emulator_gaps.serve_admission_policy_types(cluster)
+            self.olms.append(Olm(cluster.api_client(), **olm).install())
         self.clusters[name] = cluster
         return cluster
 
@@ -50,8 +54,13 @@ class Fleet:
         return run_playbook(playbook, "-i", str(self.inventory()), *args, env=env)
 
     def stop(self) -> None:
+        for olm in self.olms:
+            olm.stop()
+            olm.api_client.close()
         for cluster in self.clusters.values():
             cluster.stop()
+        for olm in self.olms:
+            olm.check()
 
 
 @pytest.fixture
@@ -79,7 +88,7 @@ def recap(process: Any) -> dict[str, dict[str, int]]:
 
 
 def test_install_then_uninstall_a_fleet_of_two(fleet: Fleet) -> None:
-    east, west = fleet.add("east", Olm()), fleet.add("west", Olm())
+    east, west = fleet.add("east", {}), fleet.add("west", {})
 
     installed = fleet.run(INSTALL)
     assert installed.returncode == 0, output(installed)[-6000:]
@@ -111,8 +120,8 @@ def test_install_then_uninstall_a_fleet_of_two(fleet: Fleet) -> None:
 
 
 def test_failing_canary_stops_the_rollout(fleet: Fleet) -> None:
-    fleet.add("canary", Olm(packages=[]))  # its catalog lacks the package
-    rest = fleet.add("rest", Olm())
+    fleet.add("canary", {"packages": []})  # its catalog lacks the package
+    rest = fleet.add("rest", {})
 
     process = fleet.run(INSTALL)
     assert process.returncode != 0
@@ -144,7 +153,7 @@ def test_upstream_flavor_and_stats_for_awx(fleet: Fleet, tmp_path: Path) -> None
 def test_failure_threshold_stops_later_batches(fleet: Fleet) -> None:
     names = ["a", "b", "c", "d", "e"]
     for name in names:
-        fleet.add(name, Olm(packages=[]) if name == "b" else Olm())
+        fleet.add(name, {"packages": []} if name == "b" else {})
 
     process = fleet.run(INSTALL, "-e", '{"descheduler_fleet_serial": [1, 2, 2]}', stats=False)
 
