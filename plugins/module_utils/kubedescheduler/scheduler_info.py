@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 from typing import Any, Optional
 
-import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import resource_path
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import volcano_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog import csv_version
@@ -47,6 +46,8 @@ def _container(deployment: dict) -> dict:
 
 
 def _parse_yaml(text: Optional[str]) -> Optional[Any]:
+    import yaml  # imported when used: the module's import must not need PyYAML (ansible-test import sanity)
+
     try:
         return yaml.safe_load(text) if text else None
     except yaml.YAMLError:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog import resolve_channel
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError, WaitTimeout
@@ -77,7 +76,7 @@ def install(session: ClusterSession, request: SchedulerRequest) -> dict:
                     request.olm.starting_csv)
     ensure_own_namespace(session)
     operator = olm.install(session, request.olm)
-    text = yaml.safe_dump(request.config, sort_keys=False, default_flow_style=False)
+    text = config_text(request.config)
     session.ensure("config_map", Ref("ConfigMap", request.config_map, NAMESPACE),
                    {"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY}}, "data": {CONFIG_KEY: text}})
     cr = session.ensure("secondary_scheduler", Ref("SecondaryScheduler", CR_NAME, NAMESPACE), {"spec": {
@@ -95,6 +94,12 @@ def install(session: ClusterSession, request: SchedulerRequest) -> dict:
         "deployment": _deployment_facts(deployment),
         "metric_provider_checks": checked,
     }
+
+
+def config_text(config: dict) -> str:
+    import yaml  # imported when used: the module's import must not need PyYAML (ansible-test import sanity)
+
+    return yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
 
 
 def ensure_own_namespace(session: ClusterSession) -> None:
