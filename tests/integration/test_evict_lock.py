@@ -139,7 +139,7 @@ def test_two_runs_started_together_never_exceed_the_caps_together(
     plan = web(cluster, namespace, 6)
     journal = tmp_path / "journal.jsonl"
     runs = [(tmp_path / name, start_playbook(tmp_path / name, evict_task(
-        cluster, plan=plan, journal=str(journal), max_total=3, pause=3, lock_timeout=lock_timeout)))
+        cluster, plan=plan, journal=str(journal), max_total=3, pause=5, lock_timeout=lock_timeout)))
         for name in ("a", "b")]
     results = [finished(playbook, directory) for directory, playbook in runs]
     assert len(evicted_uids(cluster, namespace, plan)) == 3, "max_total 3 holds across both runs"
@@ -331,7 +331,7 @@ def test_a_run_that_loses_its_lease_stops_starting_evictions(cluster: Any, names
 
     plan = web(cluster, namespace, 5)
     lease = {"namespace": namespace, "duration": 10, "renew_deadline": 6}
-    playbook = start_playbook(tmp_path / "run", evict_task(cluster, plan=plan, lease=lease, pause=3))
+    playbook = start_playbook(tmp_path / "run", evict_task(cluster, plan=plan, lease=lease, pause=4))
     wait_for(lambda: evicted_uids(cluster, namespace, plan), timeout=60, what="the first eviction")
     taken = read_lease(cluster, namespace)
     taken["spec"]["holderIdentity"] = "control-node-2/pid-4711/0123abcd"  # another control node takes it
@@ -341,7 +341,7 @@ def test_a_run_that_loses_its_lease_stops_starting_evictions(cluster: Any, names
     result = finished(playbook, tmp_path / "run")
     assert result["failed"] is True and result["stop_reason"] == "lease_lost"
     assert "lost the Lease" in result["msg"] and "control-node-2/pid-4711/0123abcd" in result["msg"]
-    # noticed at the next renewal (every 2.5 s); with an eviction every 3 s at most one more can have started
+    # noticed at the next renewal (every 2.5 s); with an eviction every 4 s at most one more can have started
     assert len(evicted_uids(cluster, namespace, plan)) <= gone_when_lost + 1 < 5
     assert result["skipped_by_reason"].get("cancelled", 0) >= 2
     assert read_lease(cluster, namespace)["spec"]["holderIdentity"] == "control-node-2/pid-4711/0123abcd", \
