@@ -59,8 +59,8 @@ class CycleState:
         pods = self.snapshot.pods_by_node.get(node_name, ())
         evicted = self.evicted
         if all_phases:
-            return self.order.pods(pods, lambda p: p.index not in evicted)
-        return self.order.pods(pods, lambda p: p.index not in evicted and not p.is_terminal())
+            return self.order.pods(pods, lambda p: p.index not in evicted, self.snapshot.pods)
+        return self.order.pods(pods, lambda p: p.index not in evicted and not p.is_terminal(), self.snapshot.pods)
 
 
 class PluginHandle:

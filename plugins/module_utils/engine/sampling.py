@@ -52,8 +52,9 @@ class Order:
 
     def __init__(self, rng: Optional[random.Random] = None) -> None:
         self._rng = rng
-        # per listed sequence (a node's pods): its API-ordered items and their map layout, fixed for the cycle
+        # per listed sequence (a node's pods): its items in insertion order and their map layout, for the cycle
         self._layouts: dict[int, tuple[list, list[Optional[int]]]] = {}
+        self._index_ranks: Optional[dict[int, int]] = None
 
     @property
     def shuffled(self) -> bool:
@@ -63,19 +64,32 @@ class Order:
         """The node lister's order over all nodes (name order), keeping those ``keep`` admits; once per cycle."""
         return self._listing(nodes, keep)
 
-    def pods(self, pods: Sequence[Any], keep: Callable[[Any], bool]) -> list[Any]:
+    def pods(self, pods: Sequence[Any], keep: Callable[[Any], bool], everyone: Sequence[Any] = ()) -> list[Any]:
         """The pods-by-node indexer's order over all pods of a node (terminal and already evicted ones included:
-        they hold slots), keeping those ``keep`` admits. The node's map layout is drawn once per cycle; each listing
-        starts at a new random slot of it."""
+        they hold slots), keeping those ``keep`` admits.
+
+        The informer's pod map (``everyone``, filled in API order) is iterated once to build the per-node index,
+        so a node's set is filled in that iteration's order; its layout is drawn once per cycle and each listing
+        starts at a new random slot of it.
+        """
         if self._rng is None:
             return [pod for pod in pods if keep(pod)]
         cached = self._layouts.get(id(pods))
         if cached is None:
-            # inserted in API order, i.e. by the key string: "shop-dev/x" comes before "shop/x"
-            ordered = sorted(pods, key=lambda pod: f"{pod.namespace}/{pod.name}")
+            rank = self._index_rank(everyone or pods)
+            ordered = sorted(pods, key=lambda pod: rank[pod.index])
             cached = self._layouts[id(pods)] = (ordered, go_map_layout(len(ordered), self._rng))
         ordered, slots = cached
         return [pod for pod in self._iterate(ordered, slots) if keep(pod)]
+
+    def _index_rank(self, everyone: Sequence[Any]) -> dict[int, int]:
+        """Position of each pod in the one iteration of the informer's pod map that built the node index."""
+        if self._index_ranks is None:
+            # inserted in API order, i.e. by the key string: "shop-dev/x" comes before "shop/x"
+            in_api_order = sorted(everyone, key=lambda pod: f"{pod.namespace}/{pod.name}")
+            iterated = self._go_map_order(in_api_order)
+            self._index_ranks = {pod.index: position for position, pod in enumerate(iterated)}
+        return self._index_ranks
 
     def keys(self, items: Iterable[T], fixed: Optional[list[T]] = None) -> list[T]:
         """A Go map's iteration order over ``items`` given in insertion order (``fixed``: the deterministic order,
