@@ -76,7 +76,7 @@ bench: venv
 clean:
 	rm -rf build $(VENV) $(COMPAT_VENV)
 # CHANGELOG.md from changelogs/changelog.yaml. A release: add fragments under changelogs/fragments/ as you go, then
-# `antsibull-changelog release --version X.Y.Z` and set galaxy.yml's version to X.Y.Z (a test checks they agree).
+# `antsibull-changelog release --version X.Y.Z` and set galaxy.yml's version to X.Y.Z (X.Y.Z-devN in between).
 .PHONY: changelog
 changelog: venv
 	$(BIN)/antsibull-changelog lint

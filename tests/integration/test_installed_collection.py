@@ -173,8 +173,18 @@ def test_execution_environment_takes_exactly_the_collections_requirements(instal
     assert "ansible-galaxy" in (context / "Containerfile").read_text()
 
 
-def test_changelog_is_at_the_galaxy_version() -> None:
+def release_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("-")[0].split("."))
+
+
+def test_galaxy_version_is_the_newest_release_or_the_next_one_in_development() -> None:
+    """galaxy.yml says X.Y.Z once X.Y.Z is released (antsibull-changelog release), X.Y.Z-devN while it is coming."""
     changes = yaml.safe_load((REPO / "changelogs" / "changelog.yaml").read_text())
-    releases = sorted(changes["releases"], key=lambda v: tuple(int(p) for p in v.split(".")))
-    assert releases[-1] == GALAXY["version"]
-    assert f"v{GALAXY['version']}".replace(".", "\\.") in (REPO / "CHANGELOG.md").read_text()
+    newest = max(changes["releases"], key=release_key)
+    version = str(GALAXY["version"])
+    assert re.fullmatch(r"\d+\.\d+\.\d+(-dev\d+)?", version), version
+    if "-dev" in version:
+        assert release_key(version) > release_key(newest)
+    else:
+        assert version == newest
+    assert f"v{newest}".replace(".", "\\.") in (REPO / "CHANGELOG.md").read_text()
