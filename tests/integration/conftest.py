@@ -1,11 +1,19 @@
-"""Fixtures for the integration tests: an in-process Kubernetes API emulator, or a real cluster.
+"""Fixtures for the integration tests: a real Kubernetes control plane (default), a cluster of the tester's, or the
+in-process Kubernetes API emulator.
 
+- `kube`: where a test runs, chosen in this order:
+  1. TEST_KUBECONFIG set: a `RealCluster` handle on that cluster (TEST_KUBE_CONTEXT picks a context); tests marked
+     `needs_emulator` or `faults` are skipped.
+  2. the test is marked `needs_emulator`, or TEST_BACKEND=emulator: the `emulator` fixture below.
+  3. otherwise the suite's own control plane (`control_plane`: kube-apiserver, kube-controller-manager and etcd
+     built from tests/controlplane, one per session, with the kubelet stand-in); each test gets a
+     `ControlPlaneCluster` handle that removes the namespaces and cluster-scoped objects the test made. A test
+     marked `faults` talks to it through a fault-injection proxy (`kube.faults`, tests/integration/faultproxy.py).
+     TEST_KUBE_SCHEDULER=1 also runs kube-scheduler (the stand-in then leaves placement to it).
+  Control-plane logs are appended to the report of a failed test.
 - `emulator`: a started `Emulator` with a kubeconfig in tmp_path (`.url`, `.kubeconfig`, `.context`, `.store`,
   `.load()`, `.get()`, `.faults`, `.auth`, `.set_pod_log()`). Configure it per test with
   `@pytest.mark.emulator(controllers=["replicaset"], graceful_pod_deletion=True)`.
-- `kube`: the same emulator, or – when TEST_KUBECONFIG is set – a `RealCluster` handle on that cluster
-  (TEST_KUBE_CONTEXT picks a context). Tests that need emulator-only features are marked `needs_emulator`
-  and are skipped against a real cluster.
 - `api_client`: a `kubernetes.client.ApiClient` for `kube`; `dynamic_client`: a DynamicClient on it;
   `namespace`: a fresh namespace for the test.
 """
@@ -13,7 +21,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,25 +32,98 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/integration has no __init__.py: make `emulator` importable
+sys.path.insert(0, str(Path(__file__).parents[1]))  # ... and tests/controlplane as `controlplane`
 
 from emulator import Emulator, RealCluster  # noqa: E402
+from emulator.real_cluster import (  # noqa: E402
+    ControlPlaneCluster,
+    cluster_scoped_names,
+    wait_for_default_service_account,
+)
 
 REAL_CLUSTER_ENV = "TEST_KUBECONFIG"
+BACKEND_ENV = "TEST_BACKEND"  # "controlplane" (default) or "emulator"
+SCHEDULER_ENV = "TEST_KUBE_SCHEDULER"
+_RUNNING: dict[str, Any] = {}  # the session's control plane, for failure reports
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "needs_emulator: uses emulator-only features (fault injection, seeding, "
-                                       "controllers); skipped when TEST_KUBECONFIG points at a real cluster")
+    config.addinivalue_line("markers", "needs_emulator: uses emulator-only features (seeding, stand-in controllers, "
+                                       "auth rules); runs on the emulator, skipped when TEST_KUBECONFIG is set")
+    config.addinivalue_line("markers", "faults: `kube.faults` injects errors, drops and delays (the emulator's, or a "
+                                       "proxy in front of the control plane); skipped when TEST_KUBECONFIG is set")
     config.addinivalue_line("markers", "emulator(**options): keyword arguments for the Emulator of this test")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not os.environ.get(REAL_CLUSTER_ENV):
         return
-    skip = pytest.mark.skip(reason=f"needs the emulator ({REAL_CLUSTER_ENV} points at a real cluster)")
+    skip = pytest.mark.skip(reason=f"needs the emulator or the fault proxy ({REAL_CLUSTER_ENV} points at a real "
+                                   "cluster)")
     for item in items:
-        if item.get_closest_marker("needs_emulator"):
+        if item.get_closest_marker("needs_emulator") or item.get_closest_marker("faults"):
             item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    plane = _RUNNING.get("plane")
+    if report.failed and plane is not None and "kube" in getattr(item, "fixturenames", ()):
+        report.sections.append(("control plane logs (tail)", plane.log_tail(40)))
+
+
+@pytest.fixture(scope="session")
+def control_plane(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """kube-apiserver, kube-controller-manager and etcd (tests/controlplane) plus the kubelet stand-in, for the
+    whole session. Its directory (certificates, kubeconfigs, one log per component) is removed at the end unless a
+    test failed; then its path is printed. Not under pytest's basetemp: other sessions on the machine prune that."""
+    from controlplane import ControlPlane, build_binaries
+    from kubelet_standin import KubeletStandIn
+
+    with_scheduler = os.environ.get(SCHEDULER_ENV, "") not in ("", "0")
+    workdir = Path(tempfile.mkdtemp(prefix="descheduler-fleet-controlplane-"))
+    plane = ControlPlane(build_binaries(), workdir, scheduler=with_scheduler)
+    plane.start()
+    _RUNNING["plane"] = plane
+    standin_client = RealCluster(plane.kubeconfig).api_client()
+    kubelet = KubeletStandIn(standin_client, ["default-scheduler"] if with_scheduler else ()).start()
+    plane.kubelet = kubelet
+    try:
+        yield plane
+    finally:
+        _RUNNING.pop("plane", None)
+        kubelet.stop()
+        standin_client.close()
+        plane.stop()
+        if request.session.testsfailed:
+            print(f"\ncontrol plane logs kept in {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _control_plane_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ControlPlaneCluster]:
+    plane = request.getfixturevalue("control_plane")
+    plane.check_alive()
+    with RealCluster(plane.kubeconfig).api_client() as client:
+        baseline = cluster_scoped_names(client)
+    kubeconfig, proxy = plane.kubeconfig, None
+    if request.node.get_closest_marker("faults"):
+        from controlplane import write_kubeconfig
+        from faultproxy import FaultProxy
+
+        proxy = FaultProxy(plane.url, plane.admin_ssl_context()).start()
+        kubeconfig = tmp_path / "faults.kubeconfig"
+        write_kubeconfig(kubeconfig, proxy.url, None, None, plane.context)
+    handle = ControlPlaneCluster(kubeconfig, plane.context, plane.kubelet, baseline, faults=proxy,
+                                 admin_kubeconfig=plane.kubeconfig)
+    try:
+        yield handle
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        handle.cleanup()
 
 
 @pytest.fixture
@@ -55,11 +138,14 @@ def emulator(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Emulato
 
 
 @pytest.fixture
-def kube(request: pytest.FixtureRequest) -> Emulator | RealCluster:
+def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Emulator | RealCluster]:
     kubeconfig = os.environ.get(REAL_CLUSTER_ENV)
     if kubeconfig:
-        return RealCluster(kubeconfig, os.environ.get("TEST_KUBE_CONTEXT"))
-    return request.getfixturevalue("emulator")
+        yield RealCluster(kubeconfig, os.environ.get("TEST_KUBE_CONTEXT"))
+    elif request.node.get_closest_marker("needs_emulator") or os.environ.get(BACKEND_ENV) == "emulator":
+        yield request.getfixturevalue("emulator")
+    else:
+        yield from _control_plane_cluster(request, tmp_path)
 
 
 @pytest.fixture
@@ -86,6 +172,8 @@ def namespace(kube: Emulator | RealCluster, api_client: Any) -> Iterator[str]:
     name = f"it-{uuid.uuid4().hex[:8]}"
     core = client.CoreV1Api(api_client)
     core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    if not getattr(kube, "is_emulator", False):
+        wait_for_default_service_account(api_client, name)
     try:
         yield name
     finally:

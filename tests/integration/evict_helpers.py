@@ -192,3 +192,44 @@ class EvictionRecorder:
 
     def evicted_uids(self) -> Counter:
         return Counter(r.uid for r in self.evicted)
+
+
+class ProxyEvictionRecorder(EvictionRecorder):
+    """The same records, taken at the fault proxy in front of a real kube-apiserver (tests marked `faults`): each
+    eviction request is seen before it is forwarded (the pod's node, namespace and owner read then) and after the
+    server answered. `delay` holds each one at the proxy so that overlapping requests are observable."""
+
+    def __post_init__(self) -> None:
+        if self.delay:
+            self.emulator.faults.delay(self.delay, verb="create", path=r"/eviction$")
+        self.emulator.faults.observe(self, verb="create", path=r"/eviction$")
+
+    def started(self, method: str, path: str, body: bytes | None) -> tuple[float, str, str, dict[str, Any], bool]:
+        import json
+
+        parts = path.split("/")
+        namespace, name = parts[parts.index("namespaces") + 1], parts[parts.index("pods") + 1]
+        pod = self.emulator.get("Pod", namespace, name) or {"metadata": {}, "spec": {}}
+        eviction = json.loads(body or b"{}")
+        dry_run = "All" in ((eviction.get("deleteOptions") or {}).get("dryRun") or [])
+        with self._lock:
+            self._active += 1
+            self.max_concurrent = max(self.max_concurrent, self._active)
+        return time.monotonic(), namespace, name, pod, dry_run
+
+    def finished(self, token: tuple[float, str, str, dict[str, Any], bool], status: int) -> None:
+        started, namespace, name, pod, dry_run = token
+        owner = next((f"{namespace}/{r['kind']}/{r['name']}" for r in pod["metadata"].get("ownerReferences") or []
+                      if r.get("controller")), None)
+        with self._lock:
+            self._active -= 1
+            self.requests.append(EvictionRequest(started, time.monotonic(), namespace, name,
+                                                 pod["metadata"].get("uid"), pod["spec"].get("nodeName"), owner,
+                                                 dry_run, status))
+
+
+def eviction_recorder(kube: Any, delay: float = 0.0) -> EvictionRecorder:
+    """An EvictionRecorder for the backend: the emulator's eviction handler, or the fault proxy's observer."""
+    if getattr(kube, "is_emulator", False):
+        return EvictionRecorder(kube, delay=delay)
+    return ProxyEvictionRecorder(kube, delay=delay)

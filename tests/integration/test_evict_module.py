@@ -1,6 +1,7 @@
 """The evict module through real ansible-playbook runs, against the emulator or a real cluster (TEST_KUBECONFIG).
 
-Tests that need fault injection, seeding or the eviction recorder are marked needs_emulator.
+Tests that inject faults or record the eviction requests are marked `faults` (the emulator's faults, or the fault
+proxy in front of the control plane); those that need replacements that never get ready are marked needs_emulator.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from evict_helpers import (
     EvictionRecorder,
     bare_pod,
     create,
+    eviction_recorder,
     namespace_object,
     node,
     pdb,
@@ -48,8 +50,8 @@ def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture
 def cluster(kube: Any) -> Any:
-    """Nodes for the emulator's scheduler (a real cluster has its own)."""
-    if getattr(kube, "is_emulator", False):
+    """Nodes for the emulator's scheduler or the control plane's kubelet stand-in (a tester's cluster has its own)."""
+    if not getattr(kube, "is_external", False):
         kube.load([node(name) for name in NODES])
     return kube
 
@@ -135,7 +137,7 @@ def test_a_pdb_refusal_is_retried_then_reported_blocked_never_forced(
     assert pods[0]["metadata"]["uid"] in {p["metadata"]["uid"] for p in pods_of(cluster, namespace)}
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_transient_429s_are_retried_until_the_eviction_goes_through(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
@@ -222,16 +224,16 @@ def test_a_plan_older_than_max_plan_age_is_refused(cluster: Any, namespace: str,
 # ---- limits ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_limits_are_never_exceeded(cluster: Any, tmp_path: Path) -> None:
     cluster.load([namespace_object("team-a"), namespace_object("team-b")])
     for name in ("a1", "a2"):
         cluster.create(replicaset("team-a", name, 4))
     cluster.create(replicaset("team-b", "b1", 4))
-    recorder = EvictionRecorder(cluster, delay=0.15)
-    pods = [p for p in cluster.list("pods") if p["metadata"]["namespace"] in ("team-a", "team-b")]
-    assert len(pods) == 12
+    pods = [*ready_replicas(cluster, "team-a", "a1", 4), *ready_replicas(cluster, "team-a", "a2", 4),
+            *ready_replicas(cluster, "team-b", "b1", 4)]
+    recorder = eviction_recorder(cluster, delay=0.15)
     limits = {"max_per_node": 2, "max_per_namespace": 3, "max_per_owner": 2, "max_total": 5, "max_in_flight": 2}
     process, results = run_tasks(tmp_path, [evict_task(cluster, plan=plan_of(pods), max_unavailable="none",
                                                        **limits)])
@@ -248,13 +250,13 @@ def test_limits_are_never_exceeded(cluster: Any, tmp_path: Path) -> None:
     assert set(recorder.evicted_uids().values()) == {1}
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_max_unavailable_waits_for_the_workload_to_recover(cluster: Any, tmp_path: Path) -> None:
     cluster.load([namespace_object("shop")])
     cluster.create(replicaset("shop", "web", 4))
-    recorder = EvictionRecorder(cluster)
-    pods = cluster.list("pods", "shop")
+    pods = ready_replicas(cluster, "shop", "web", 4)
+    recorder = eviction_recorder(cluster)
     process, results = run_tasks(tmp_path, [evict_task(cluster, plan=plan_of(pods), max_in_flight=4,
                                                        max_unavailable="1")])
     succeeded(process)
@@ -315,12 +317,12 @@ def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(emulator: Any
     assert len(recorder.evicted) == 4
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_requested_entries_of_a_journal_are_checked_before_any_new_request(cluster: Any, tmp_path: Path) -> None:
     cluster.load([namespace_object("shop")])
     cluster.create(replicaset("shop", "web", 4))
-    pods = cluster.list("pods", "shop")
+    pods = ready_replicas(cluster, "shop", "web", 4)
     plan = plan_of(pods)
     alive, accepted, gone, done = (e for e in plan["evictions"])
     cluster.delete("pods", "shop", gone["name"])  # what the interrupted run's request did
@@ -335,7 +337,7 @@ def test_requested_entries_of_a_journal_are_checked_before_any_new_request(clust
              {"event": "outcome", "key": done["uid"], "status": "evicted", "namespace": "shop", "name": done["name"],
               "node": done["node"], "run": "old"}]
     journal.write_text("\n".join(json.dumps(line) for line in lines) + '\n{"event": "requ')  # torn last line
-    recorder = EvictionRecorder(cluster)
+    recorder = eviction_recorder(cluster)
     process, results = run_tasks(tmp_path, [evict_task(cluster, plan=plan, journal=str(journal),
                                                        max_unavailable="none")])
     succeeded(process)
@@ -350,13 +352,14 @@ def test_requested_entries_of_a_journal_are_checked_before_any_new_request(clust
     assert len(journal.read_text().splitlines()) == len(entries) + 1, "the torn line stays alone on its line"
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_the_failure_budget_stops_the_run(cluster: Any, tmp_path: Path) -> None:
     cluster.load([namespace_object("shop")])
     cluster.create(replicaset("shop", "web", 5))
+    pods = ready_replicas(cluster, "shop", "web", 5)
     cluster.faults.fail(403, verb="create", path="/eviction$", times=None)
-    task = {**evict_task(cluster, plan=plan_of(cluster.list("pods", "shop")), failure_budget=1, max_in_flight=1),
+    task = {**evict_task(cluster, plan=plan_of(pods), failure_budget=1, max_in_flight=1),
             "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])
     result = results["result"]

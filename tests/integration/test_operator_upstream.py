@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from emulator.rollout import DeploymentRollout
+from evict_helpers import node
 from kubernetes import client
 from playbook import run_tasks
 
@@ -26,10 +27,14 @@ RESTARTS_POLICY = {
 @pytest.fixture
 def target(kube: Any, namespace: str) -> dict[str, Any]:
     """Where the descheduler goes: a fresh namespace and a unique name (the ClusterRole is cluster-scoped)."""
-    on_emulator = getattr(kube, "is_emulator", False)
-    if on_emulator:
+    if getattr(kube, "is_emulator", False):
         kube.add_controller(DeploymentRollout())
-    return {"kube": kube, "namespace": namespace, "name": f"descheduler-{namespace}", "wait": on_emulator}
+    elif not getattr(kube, "is_external", False):
+        kube.load([node("worker-1")])  # somewhere for the kubelet stand-in to run the descheduler pod
+    # The emulator's rollout and the control plane's controllers + kubelet stand-in make the pods ready; on a
+    # tester's cluster the image may not be pullable, so the test does not wait there.
+    return {"kube": kube, "namespace": namespace, "name": f"descheduler-{namespace}",
+            "wait": not getattr(kube, "is_external", False)}
 
 
 def upstream_task(target: dict[str, Any], register: str, *, check: bool = False, diff: bool = False,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evict_helpers import create, namespace_object, node, pdb, ready_replicas, replicaset
 from playbook import REPO, run_tasks
 
 sys.path.insert(0, str(REPO / "examples"))
@@ -46,9 +47,18 @@ def assert_succeeded(process: Any) -> None:
 
 @pytest.fixture
 def seeded(kube: Any) -> Any:
-    """A generated cluster loaded into the emulator (a real cluster is used as it is)."""
+    """A generated cluster loaded into the emulator; on the suite's control plane, whose controllers and garbage
+    collector would act on a static snapshot's workloads, real workloads made by its controllers (a tester's cluster
+    is used as it is)."""
     if getattr(kube, "is_emulator", False):
         kube.load(build_cluster(24, 12, seed=11, now=NOW))
+    elif not getattr(kube, "is_external", False):
+        kube.load([node(f"worker-{index}") for index in range(1, 4)])
+        kube.load([namespace_object("shop")])
+        create(kube, replicaset("shop", "web", 5), replicaset("shop", "api", 3), pdb("shop", "web", "web",
+                                                                                     max_unavailable=1))
+        ready_replicas(kube, "shop", "web", 5)
+        ready_replicas(kube, "shop", "api", 3)
     return kube
 
 
