@@ -8,7 +8,7 @@ COLL_LINK := $(COLL_ROOT)/ansible_collections/descheduler/fleet
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLL_ROOT)
 export PYTHONPATH := $(CURDIR)/$(COLL_ROOT)
 
-.PHONY: venv demo test lint unit integration sanity compat bench clean
+.PHONY: venv demo test lint unit integration controlplane sanity compat bench clean
 # The oldest supported ansible-core (requirements-dev.txt allows 2.18 and 2.19; the main venv gets 2.19).
 COMPAT_VENV := $(VENV)-ansible-2.18
 
@@ -54,8 +54,13 @@ lint: venv $(AWX_COLL)
 unit: venv
 	$(BIN)/pytest -q tests/unit
 
-integration: venv
+# The integration tests run on a real kube-apiserver + kube-controller-manager + etcd built from Go sources
+# (tests/controlplane/build.sh: cached per machine, see README.md "Tests"; TEST_BACKEND=emulator skips it).
+integration: venv controlplane
 	$(BIN)/pytest -q tests/integration
+
+controlplane:
+	@if [ "$${TEST_BACKEND:-}" != emulator ] && [ -z "$${TEST_KUBECONFIG:-}" ]; then bash tests/controlplane/build.sh; fi
 
 sanity: venv
 	bash tests/sanity/run.sh $(BIN)
