@@ -144,6 +144,25 @@ def test_low_node_utilization_equal_pods_share_one_eviction():
     assert sum(found.values()) == pytest.approx(1.0)
 
 
+# Measured the same way: which of the 4 equal pods LowNodeUtilization evicted, over 72 complete one-shot dry runs.
+UPSTREAM_EQUAL_PODS = {"p3": 39, "p2": 14, "p1": 12, "p0": 7}
+
+
+def test_low_node_utilization_picks_as_upstreams_measured_runs():
+    """The priority sort answers "less" for equal pods, so Go's insertion sort reverses the listing: the pod last in
+    API order (p3) goes most often, as measured; a stable sort would make p0 the likeliest."""
+    snapshot = Snapshot(lnu_cluster())
+    loaded = load_policy(lnu_policy(), snapshot.priority_classes)
+    picks: dict[str, int] = {}
+    for sample in range(1, 2001):
+        state, _ = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 2))
+        assert len(state.evictions) == 1
+        picks[state.evictions[0]["name"]] = picks.get(state.evictions[0]["name"], 0) + 1
+    model, measured = shares(picks), shares(UPSTREAM_EQUAL_PODS)
+    assert max(model, key=model.get) == max(measured, key=measured.get) == "p3"
+    assert all(abs(model[name] - measured[name]) < 0.12 for name in measured)
+
+
 def test_low_node_utilization_sampled_cycles_are_valid():
     for state in sampled_states(lnu_cluster(), lnu_policy()):
         assert len(state.evictions) == 1
