@@ -1,7 +1,8 @@
-"""The secondary_scheduler module through real ansible-playbook runs: the Secondary Scheduler Operator installed
-through the emulator's OLM, the Trimaran configuration written and checked (a Prometheus stand-in answers the
-reachability check), the SecondaryScheduler CR reconciled by a small operator stand-in, idempotence, check mode,
-diff, invalid configurations refused before any write, and removal in order."""
+"""The secondary_scheduler module through real ansible-playbook runs, on the `kube` fixture (the emulator or the
+suite's real kube-apiserver): the Secondary Scheduler Operator installed through the OLM stand-in, the Trimaran
+configuration written and checked (a Prometheus stand-in answers the reachability check), the SecondaryScheduler CR
+reconciled by a small operator stand-in, idempotence, check mode, diff, invalid configurations refused before any
+write, and removal in order."""
 
 from __future__ import annotations
 
@@ -12,88 +13,118 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import emulator.olm as emulated_olm
 import pytest
 import yaml
-from emulator import Emulator
-from emulator.controllers import Controller
 from emulator.metrics_api import serve_metrics_api
-from emulator.olm import CatalogPackage, Olm, crd
-from emulator.resources import ResourceType
 from operator_support import info_task
 from playbook import run_tasks
+from standins import olm as olm_standin
+from standins import olm_types
+from standins.loop import StandIn
+from standins.olm import Olm
+from standins.olm_types import CatalogPackage
+from standins.rest import Rest, path, wait_until
+from standins.schema import crd, open_object
+from standins.workloads import Workloads
 
-pytestmark = pytest.mark.needs_emulator  # OLM and the operator are emulated
+# Emulator only for now: on a real API server the OLM stand-in's label operators.coreos.com/<package>.<namespace>
+# is 95 bytes for this package (a label name is at most 63; OLM truncates it) and the InstallPlan is refused (422).
+pytestmark = pytest.mark.needs_emulator
 
 NAMESPACE = "openshift-secondary-scheduler-operator"
 PACKAGE = "openshift-secondary-scheduler-operator"
 CSV_V140 = "secondaryscheduleroperator.v1.4.0"
 IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.31.8"
 TOKEN = "s3cr3t-prometheus-token"
-SECONDARY_SCHEDULER_CRD = crd("operator.openshift.io", "SecondaryScheduler", "secondaryschedulers", ("v1",))
-SECONDARY_SCHEDULERS = ("operator.openshift.io", "secondaryschedulers")
-DEPLOYMENTS = ("apps", "deployments")
+SECONDARY_SCHEDULER_CRD = crd("operator.openshift.io", "SecondaryScheduler", "secondaryschedulers", "v1",
+                              spec=open_object(), status=open_object())
+OLM = "operators.coreos.com/v1alpha1"
 
 
-class SecondarySchedulerOperator(Controller):
-    """What the operator does with SecondaryScheduler `cluster` (openshift/secondary-scheduler-operator): it reads
-    the ConfigMap `spec.schedulerConfig` and runs Deployment `secondary-scheduler` (owned by the CR, so it goes with
-    it) with `spec.schedulerImage`; the roll-out is immediate."""
+class SecondarySchedulerOperator(StandIn):
+    """What the operator does with SecondaryScheduler `cluster` (openshift/secondary-scheduler-operator): once the
+    ConfigMap `spec.schedulerConfig` exists, it runs Deployment `secondary-scheduler` with `spec.schedulerImage`,
+    owned by the CR (garbage-collected with it). The Deployment's pods come from the cluster's controllers (or the
+    Workloads stand-in on the emulator)."""
 
-    name = "secondary-scheduler-operator"
-    watches = (SECONDARY_SCHEDULERS,)
+    name = "secondary-scheduler-operator-stand-in"
 
-    def on_create(self, emulator: Emulator, resource_type: ResourceType, obj: dict[str, Any]) -> None:
-        self._reconcile(emulator, obj)
+    def reconcile(self) -> None:
+        for cr in self.rest.list(path("operator.openshift.io/v1", "secondaryschedulers", NAMESPACE)):
+            spec = cr.get("spec") or {}
+            if cr["metadata"].get("deletionTimestamp") or not spec.get("schedulerConfig"):
+                continue
+            if self.rest.get(path("v1", "configmaps", NAMESPACE, spec["schedulerConfig"])) is None:
+                continue  # the real operator reports Degraded and runs nothing
+            desired = operand(cr)
+            if self.rest.create_if_absent(path("apps/v1", "deployments", NAMESPACE), desired) is None:
+                url = path("apps/v1", "deployments", NAMESPACE, "secondary-scheduler")
+                current = self.rest.get(url) or {}
+                if current and _image(current) != spec.get("schedulerImage"):
+                    template = desired["spec"]["template"]
+                    self.rest.change(url, lambda d, t=template: d["spec"].update(template=t))
 
-    def on_update(self, emulator: Emulator, resource_type: ResourceType, old: dict[str, Any],
-                  new: dict[str, Any]) -> None:
-        if old.get("spec") != new.get("spec") and not new["metadata"].get("deletionTimestamp"):
-            self._reconcile(emulator, new)
 
-    @staticmethod
-    def _reconcile(emulator: Emulator, cr: dict[str, Any]) -> None:
-        spec = cr.get("spec") or {}
-        if emulator.store.get(("", "configmaps"), NAMESPACE, spec.get("schedulerConfig", "")) is None:
-            return  # the real operator reports Degraded and runs nothing
-        labels = {"app": "secondary-scheduler"}
-        desired = {
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "secondary-scheduler", "namespace": NAMESPACE, "labels": labels,
-                         "ownerReferences": [{"apiVersion": "operator.openshift.io/v1", "kind": "SecondaryScheduler",
-                                              "name": cr["metadata"]["name"], "uid": cr["metadata"]["uid"]}]},
-            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "secondary-scheduler", "image": spec.get("schedulerImage"),
-                                         "args": ["--config=/etc/kubernetes/config.yaml"]}]}}},
-        }
-        deployment_type = emulator.storage_type(DEPLOYMENTS)
-        assert deployment_type is not None
-        existing = emulator.store.get(DEPLOYMENTS, NAMESPACE, "secondary-scheduler")
-        if existing is None:
-            written = emulator.api.create(deployment_type, NAMESPACE, desired)
-        else:
-            updated = {**existing, "spec": desired["spec"]}
-            updated["metadata"] = {**existing["metadata"], "generation": existing["metadata"].get("generation", 1) + 1}
-            written = emulator.api.write(deployment_type, updated, existing)
-        Olm._set_status(emulator, DEPLOYMENTS, written, {
-            "observedGeneration": written["metadata"].get("generation", 1), "replicas": 1, "updatedReplicas": 1,
-            "readyReplicas": 1, "availableReplicas": 1})
+def _image(deployment: dict[str, Any]) -> str:
+    return deployment["spec"]["template"]["spec"]["containers"][0].get("image", "")
+
+
+def operand(cr: dict[str, Any]) -> dict[str, Any]:
+    labels = {"app": "secondary-scheduler"}
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "secondary-scheduler", "namespace": NAMESPACE, "labels": labels,
+                     "ownerReferences": [{"apiVersion": "operator.openshift.io/v1", "kind": "SecondaryScheduler",
+                                          "name": cr["metadata"]["name"], "uid": cr["metadata"]["uid"]}]},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "secondary-scheduler", "image": cr["spec"]["schedulerImage"],
+                                     "args": ["--config=/etc/kubernetes/config.yaml"]}]}}},
+    }
+
+
+def package_manifest(package: CatalogPackage, source: str, source_namespace: str) -> dict[str, Any]:
+    """The stand-in's PackageManifest with a provider label a real API server accepts (no space in label values)."""
+    manifest = olm_types.package_manifest(package, source, source_namespace)
+    manifest["metadata"]["labels"]["provider"] = "Red-Hat"
+    return manifest
 
 
 @pytest.fixture
-def sso(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Olm:
-    """The emulator's OLM serves the descheduler's package; its names are pointed at the Secondary Scheduler
-    Operator's bundle (package, namespace, CSV names, owned CRD, operator Deployment) for this test."""
-    for name, value in {"PACKAGE": PACKAGE, "OPERATOR_NAMESPACE": NAMESPACE,
-                        "CSV_PREFIX": "secondaryscheduleroperator.v", "KUBEDESCHEDULER_CRD": SECONDARY_SCHEDULER_CRD,
-                        "OPERATOR_DEPLOYMENT": "secondary-scheduler-operator",
-                        "OPERATOR_IMAGE": "registry.redhat.io/openshift-secondary-scheduler-operator/operator",
-                        "OPERAND_IMAGE": IMAGE.split(":")[0]}.items():
-        monkeypatch.setattr(emulated_olm, name, value)
-    olm = Olm(packages=[CatalogPackage(PACKAGE, "stable", {"stable": ["1.3.1", "1.4.0"]})]).install(emulator)
-    emulator.add_controller(SecondarySchedulerOperator())
-    return olm
+def sso(kube: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Olm]:
+    """The OLM stand-in serves the descheduler's package; its names are pointed at the Secondary Scheduler
+    Operator's bundle (package, namespace, CSV names, owned CRD, operator Deployment) for this test, as OLM would
+    read them from that bundle. Then the operator stand-in, and on the emulator the Deployment roll-out."""
+    for module, name, value in ((olm_standin, "PACKAGE", PACKAGE), (olm_standin, "OPERATOR_NAMESPACE", NAMESPACE),
+                                (olm_standin, "OPERATOR_DEPLOYMENT", "secondary-scheduler-operator"),
+                                (olm_standin, "KUBEDESCHEDULER_CRD", SECONDARY_SCHEDULER_CRD),
+                                (olm_types, "CSV_PREFIX", "secondaryscheduleroperator.v")):
+        monkeypatch.setattr(module, name, value)
+    monkeypatch.setattr(olm_standin, "package_manifest", package_manifest)
+    with kube.api_client() as client:
+        rest = Rest(client)
+        olm = Olm(client, packages=[CatalogPackage(PACKAGE, "stable", {"stable": ["1.3.1", "1.4.0"]})]).install()
+        helpers: list[StandIn] = [SecondarySchedulerOperator(client).start()]
+        if getattr(kube, "is_emulator", False):
+            helpers.append(Workloads(client, [NAMESPACE]).start())
+        try:
+            yield olm
+        finally:
+            for helper in helpers:
+                helper.stop()
+            olm.uninstall()
+            if not getattr(kube, "is_emulator", False):
+                rest.delete(path("v1", "namespaces", name=NAMESPACE))
+                wait_until(lambda: rest.get(path("v1", "namespaces", name=NAMESPACE)) is None, 120, 0.5,
+                           "the operator namespace to go")
+        for helper in [olm, *helpers]:
+            helper.check()
+
+
+@pytest.fixture
+def rest(kube: Any) -> Iterator[Rest]:
+    with kube.api_client() as client:
+        yield Rest(client)
 
 
 @pytest.fixture
@@ -131,9 +162,10 @@ def trimaran(prometheus: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return {**options, **changes}
 
 
-def task(emulator: Emulator, register: str, *, check: bool = False, diff: bool = False,
+def task(kube: Any, register: str, *, check: bool = False, diff: bool = False,
          ignore_errors: bool = False, **options: Any) -> dict:
-    body = {"kubeconfig": str(emulator.kubeconfig), "wait_timeout": 10, "wait_sleep": 1, **options}
+    body = {"kubeconfig": str(kube.kubeconfig), "context": kube.context, "wait_timeout": 60, "wait_sleep": 1,
+            **options}
     if options.get("state") != "absent":
         body.setdefault("scheduler_image", IMAGE)
     result: dict[str, Any] = {"name": f"secondary scheduler ({register})",
@@ -171,11 +203,11 @@ EXPECTED_CONFIG = {
 }
 
 
-def test_install_configure_then_second_run_changes_nothing(emulator: Emulator, sso: Olm, prometheus: dict,
+def test_install_configure_then_second_run_changes_nothing(kube: Any, sso: Olm, rest: Rest, prometheus: dict,
                                                           tmp_path: Path) -> None:
     options = {"trimaran": trimaran(prometheus), "check_metric_provider": True}
-    results = run(tmp_path, task(emulator, "install", **options), task(emulator, "again", **options),
-                  info_task(emulator, "info", read_log=False))
+    results = run(tmp_path, task(kube, "install", **options), task(kube, "again", **options),
+                  info_task(kube, "info", read_log=False))
     install, again, info = results["install"], results["again"], results["info"]
 
     assert changed_steps(install) == [
@@ -190,17 +222,17 @@ def test_install_configure_then_second_run_changes_nothing(emulator: Emulator, s
     assert TOKEN not in json.dumps(install)  # no_log: the token never reaches the output
     assert again["changed"] is False
 
-    config_map = emulator.get("ConfigMap", NAMESPACE, "secondary-scheduler-config")
+    config_map = rest.get(path("v1", "configmaps", NAMESPACE, "secondary-scheduler-config"))
     deployed = yaml.safe_load(config_map["data"]["config.yaml"])
     expected = json.loads(json.dumps(EXPECTED_CONFIG))
     expected["profiles"][0]["pluginConfig"][0]["args"]["metricProvider"]["address"] = prometheus["address"]
     assert deployed == expected
-    cr = emulator.get("secondaryschedulers.operator.openshift.io", NAMESPACE, "cluster")
+    cr = rest.get(path("operator.openshift.io/v1", "secondaryschedulers", NAMESPACE, "cluster"))
     assert cr["spec"] == {"managementState": "Managed", "schedulerConfig": "secondary-scheduler-config",
                           "schedulerImage": IMAGE, "logLevel": "Normal"}
-    assert emulator.get("Namespace", None, NAMESPACE)["metadata"]["labels"][
+    assert rest.get(path("v1", "namespaces", name=NAMESPACE))["metadata"]["labels"][
         "app.kubernetes.io/managed-by"] == "descheduler.fleet"
-    subscription = emulator.get("subscriptions.operators.coreos.com", NAMESPACE, PACKAGE)
+    subscription = rest.get(path(OLM, "subscriptions", NAMESPACE, PACKAGE))
     assert subscription["spec"]["name"] == PACKAGE and subscription["status"]["installedCSV"] == CSV_V140
 
     facts = info["secondary_scheduler"]  # the info module reports it, the token redacted
@@ -213,11 +245,11 @@ def test_install_configure_then_second_run_changes_nothing(emulator: Emulator, s
     assert info["flavor"] == "none" and info["volcano"] is None
 
 
-def test_check_mode_with_diff_shows_the_config_change_and_writes_nothing(emulator: Emulator, sso: Olm,
+def test_check_mode_with_diff_shows_the_config_change_and_writes_nothing(kube: Any, sso: Olm, rest: Rest,
                                                                         prometheus: dict, tmp_path: Path) -> None:
-    results = run(tmp_path, task(emulator, "fresh", check=True, trimaran=trimaran(prometheus)),
-                  task(emulator, "install", trimaran=trimaran(prometheus)),
-                  task(emulator, "check", check=True, diff=True, trimaran=trimaran(prometheus, target_utilization=50)))
+    results = run(tmp_path, task(kube, "fresh", check=True, trimaran=trimaran(prometheus)),
+                  task(kube, "install", trimaran=trimaran(prometheus)),
+                  task(kube, "check", check=True, diff=True, trimaran=trimaran(prometheus, target_utilization=50)))
     fresh, check = results["fresh"], results["check"]
 
     assert fresh["changed"] is True and fresh["deployment"] is None
@@ -226,11 +258,11 @@ def test_check_mode_with_diff_shows_the_config_change_and_writes_nothing(emulato
     (config_diff,) = check["diff"]
     assert "targetUtilization: 70" in config_diff["before"]["data"]["config.yaml"]
     assert "targetUtilization: 50" in config_diff["after"]["data"]["config.yaml"]
-    stored = emulator.get("ConfigMap", NAMESPACE, "secondary-scheduler-config")["data"]["config.yaml"]
+    stored = rest.get(path("v1", "configmaps", NAMESPACE, "secondary-scheduler-config"))["data"]["config.yaml"]
     assert "targetUtilization: 70" in stored
 
 
-def test_invalid_configurations_are_refused_before_any_write(emulator: Emulator, sso: Olm, prometheus: dict,
+def test_invalid_configurations_are_refused_before_any_write(kube: Any, sso: Olm, rest: Rest, prometheus: dict,
                                                              tmp_path: Path) -> None:
     unknown_plugin = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                       "profiles": [{"schedulerName": "lb", "plugins": {"score": {"enabled": [
@@ -239,15 +271,15 @@ def test_invalid_configurations_are_refused_before_any_write(emulator: Emulator,
         {"name": "TargetLoadPacking"}]}}}]}
     results = run(
         tmp_path,
-        task(emulator, "zero", trimaran=trimaran(prometheus, target_utilization=0), ignore_errors=True),
-        task(emulator, "no_address", trimaran=trimaran(prometheus, metric_provider={"type": "Prometheus"}),
+        task(kube, "zero", trimaran=trimaran(prometheus, target_utilization=0), ignore_errors=True),
+        task(kube, "no_address", trimaran=trimaran(prometheus, metric_provider={"type": "Prometheus"}),
              ignore_errors=True),
-        task(emulator, "unknown", scheduler_config=unknown_plugin, ignore_errors=True),
-        task(emulator, "wrong_point", scheduler_config=filter_plugin, ignore_errors=True),
-        task(emulator, "bad_token", check_metric_provider=True, ignore_errors=True,
+        task(kube, "unknown", scheduler_config=unknown_plugin, ignore_errors=True),
+        task(kube, "wrong_point", scheduler_config=filter_plugin, ignore_errors=True),
+        task(kube, "bad_token", check_metric_provider=True, ignore_errors=True,
              trimaran=trimaran(prometheus, metric_provider={"type": "Prometheus", "address": prometheus["address"],
                                                             "token": "wrong"})),
-        task(emulator, "unreachable", check_metric_provider=True, ignore_errors=True,
+        task(kube, "unreachable", check_metric_provider=True, ignore_errors=True,
              trimaran=trimaran(prometheus, metric_provider={"type": "Prometheus", "address": "http://127.0.0.1:9"})))
 
     assert results["zero"]["field"] == "trimaran.target_utilization"
@@ -263,12 +295,12 @@ def test_invalid_configurations_are_refused_before_any_write(emulator: Emulator,
     assert "http://127.0.0.1:9/api/v1/status/buildinfo failed" in results["unreachable"]["msg"]
     for result in results.values():
         assert result["failed"] is True and result["actions"] == []
-    assert emulator.get("Namespace", None, NAMESPACE) is None
+    assert rest.get(path("v1", "namespaces", name=NAMESPACE)) is None
 
 
-def test_uninstall_in_order_leaves_nothing(emulator: Emulator, sso: Olm, prometheus: dict, tmp_path: Path) -> None:
-    results = run(tmp_path, task(emulator, "install", trimaran=trimaran(prometheus)),
-                  task(emulator, "remove", state="absent"), task(emulator, "again", state="absent"))
+def test_uninstall_in_order_leaves_nothing(kube: Any, sso: Olm, rest: Rest, prometheus: dict, tmp_path: Path) -> None:
+    results = run(tmp_path, task(kube, "install", trimaran=trimaran(prometheus)),
+                  task(kube, "remove", state="absent"), task(kube, "again", state="absent"))
     remove = results["remove"]
 
     assert [(a["step"], a["action"]) for a in remove["actions"] if a["action"] != "none"] == [
@@ -276,20 +308,20 @@ def test_uninstall_in_order_leaves_nothing(emulator: Emulator, sso: Olm, prometh
         ("csv", "delete"), ("operator_group", "delete"), ("namespace", "delete"), ("namespace", "wait")]
     assert remove["removed_csvs"] == [CSV_V140] and remove["namespace_removed"] is True
     assert results["again"]["changed"] is False
-    for kind in ("secondaryschedulers.operator.openshift.io", "subscriptions.operators.coreos.com",
-                 "clusterserviceversions.operators.coreos.com", "operatorgroups.operators.coreos.com"):
-        assert emulator.list(kind, NAMESPACE) == []
-    assert emulator.get("Deployment", NAMESPACE, "secondary-scheduler") is None
-    assert emulator.get("ConfigMap", NAMESPACE, "secondary-scheduler-config") is None
-    assert emulator.get("Namespace", None, NAMESPACE) is None
+    for api, plural in (("operator.openshift.io/v1", "secondaryschedulers"), (OLM, "subscriptions"),
+                        (OLM, "clusterserviceversions"), ("operators.coreos.com/v1", "operatorgroups")):
+        assert rest.list(path(api, plural, NAMESPACE)) == []
+    assert rest.get(path("apps/v1", "deployments", NAMESPACE, "secondary-scheduler")) is None
+    assert rest.get(path("v1", "configmaps", NAMESPACE, "secondary-scheduler-config")) is None
+    assert rest.get(path("v1", "namespaces", name=NAMESPACE)) is None
 
 
-def test_metrics_server_provider_is_checked_through_the_cluster(emulator: Emulator, sso: Olm,
-                                                               tmp_path: Path) -> None:
-    before = run(tmp_path, task(emulator, "missing", check=True, check_metric_provider=True,
+def test_metrics_server_provider_is_checked_through_the_cluster(kube: Any, sso: Olm, tmp_path: Path) -> None:
+    """Emulator only also because the suite's control plane serves no metrics.k8s.io (no metrics-server)."""
+    before = run(tmp_path, task(kube, "missing", check=True, check_metric_provider=True,
                                 ignore_errors=True))["missing"]
-    serve_metrics_api(emulator)
-    after = run(tmp_path, task(emulator, "served", check=True, check_metric_provider=True))["served"]
+    serve_metrics_api(kube)
+    after = run(tmp_path, task(kube, "served", check=True, check_metric_provider=True))["served"]
 
     assert before["field"] == "trimaran.metric_provider.type"  # the default provider, KubernetesMetricsServer
     assert "/apis/metrics.k8s.io/v1beta1 is not served on this cluster: install metrics-server" in before["msg"]
@@ -298,13 +330,13 @@ def test_metrics_server_provider_is_checked_through_the_cluster(emulator: Emulat
                                                 "address": "/apis/metrics.k8s.io/v1beta1", "reachable": True}]
 
 
-def test_manual_pin_installs_that_version_and_leaves_the_upgrade_waiting(emulator: Emulator, sso: Olm,
+def test_manual_pin_installs_that_version_and_leaves_the_upgrade_waiting(kube: Any, sso: Olm, rest: Rest,
                                                                         tmp_path: Path) -> None:
     pinned = {"install_plan_approval": "Manual", "starting_csv": "secondaryscheduleroperator.v1.3.1"}
-    results = run(tmp_path, task(emulator, "install", **pinned), task(emulator, "again", **pinned))
+    results = run(tmp_path, task(kube, "install", **pinned), task(kube, "again", **pinned))
     install, again = results["install"], results["again"]
 
     assert (install["installed_csv"], install["installed_version"]) == ("secondaryscheduleroperator.v1.3.1", "1.3.1")
     assert install["pending_upgrade"]["csvs"] == [CSV_V140] and install["pending_upgrade"]["approved"] is False
     assert again["changed"] is False and again["installed_csv"] == "secondaryscheduleroperator.v1.3.1"
-    assert emulator.get("clusterserviceversions.operators.coreos.com", NAMESPACE, CSV_V140) is None
+    assert rest.get(path(OLM, "clusterserviceversions", NAMESPACE, CSV_V140)) is None
