@@ -21,7 +21,10 @@ import yaml
 from playbook import REPO, executable, run_playbook
 
 GALAXY = yaml.safe_load((REPO / "galaxy.yml").read_text())
-DEMO_CLUSTERS = "openshift-prod,plain-k8s"  # the bundled snapshots; large-generated is written by `make demo`
+# Every cluster of the example fleet but large-generated, whose snapshot `make demo` writes (the others are bundled).
+DEMO_LIMIT = "all:!large-generated"
+DEMO_INVENTORY = yaml.safe_load((REPO / "examples" / "inventory.yml").read_text())
+DEMO_CLUSTERS = sorted(set(DEMO_INVENTORY["clusters"]["hosts"]) - {"large-generated"})
 
 
 def run(command: list[str], env: dict[str, str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -84,7 +87,7 @@ def test_tarball_holds_the_collection_and_nothing_else(installed: dict[str, Any]
 def demo(installed: dict[str, Any], *extra: str) -> subprocess.CompletedProcess:
     root: Path = installed["root"]
     return run([executable("ansible-playbook"), "-i", str(root / "examples" / "inventory.yml"),
-                "descheduler.fleet.dry_run", "-l", DEMO_CLUSTERS, *extra], installed["env"], installed["work"])
+                "descheduler.fleet.dry_run", "-l", DEMO_LIMIT, *extra], installed["env"], installed["work"])
 
 
 def test_demo_runs_from_the_installed_collection_like_from_the_checkout(installed: dict[str, Any],
@@ -98,15 +101,15 @@ def test_demo_runs_from_the_installed_collection_like_from_the_checkout(installe
     assert [line for line in listed.splitlines() if line.startswith("# ")] == \
         [f"# {installed['work'] / 'collections' / 'ansible_collections'}"]
     checkout = run_playbook(REPO / "playbooks" / "dry_run.yml", "-i", str(REPO / "examples" / "inventory.yml"),
-                            "-l", DEMO_CLUSTERS, "-e", f"dry_run_report_dir={tmp_path / 'checkout'}")
+                            "-l", DEMO_LIMIT, "-e", f"dry_run_report_dir={tmp_path / 'checkout'}")
     assert checkout.returncode == 0, checkout.stdout[-4000:]
-    for cluster in DEMO_CLUSTERS.split(","):
+    for cluster in DEMO_CLUSTERS:
         ours = json.loads((tmp_path / "installed" / cluster / "plan.json").read_text())
         theirs = json.loads((tmp_path / "checkout" / cluster / "plan.json").read_text())
-        assert ours["summary"]["total"] > 0
-        assert ours["evictions"] == theirs["evictions"]
+        assert ours["evictions"] == theirs["evictions"], cluster
     summary = json.loads((tmp_path / "installed" / "fleet-summary.json").read_text())
-    assert (summary["clusters_ok"], summary["clusters_failed"]) == (2, 0)
+    assert (summary["clusters_ok"], summary["clusters_failed"]) == (len(DEMO_CLUSTERS), 0)
+    assert summary["evictions_total"] > 0
 
 
 def test_old_variable_names_are_refused_by_name(installed: dict[str, Any], tmp_path: Path) -> None:
