@@ -103,6 +103,7 @@ class FaultProxy:
         self._observers: list[tuple[FaultRule, Observer]] = []
         self._expire_after_pages: int | None = None
         self._pages_served = 0
+        self.continues_expired = 0  # how many 410 Expired answers expire_continue_after gave
         handler = type("Handler", (_Handler,), {"proxy": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
@@ -186,6 +187,7 @@ class FaultProxy:
             return False
         if self._pages_served >= self._expire_after_pages:
             self._expire_after_pages = None  # once, like the emulator
+            self.continues_expired += 1
             return True
         self._pages_served += 1
         return False

@@ -133,3 +133,4 @@ def test_the_fault_proxy_expires_a_chunked_list_after_some_pages(kube: Any, api_
     with pytest.raises(client.exceptions.ApiException) as expired:
         core(api_client).list_namespaced_config_map(namespace, limit=2, _continue=second.metadata._continue)
     assert expired.value.status == 410 and json.loads(expired.value.body)["reason"] == "Expired"
+    assert kube.faults.continues_expired == 1
