@@ -55,12 +55,14 @@ def free_port() -> int:
 
 def write_kubeconfig(path: Path, server: str, ca: Path | None, client: Pair | None, context: str = CONTEXT) -> Path:
     """A kubeconfig with one context; no CA and no client for a plain-HTTP server (the fault proxy)."""
+    cluster: dict[str, str] = {"server": server}
+    if ca:
+        cluster["certificate-authority"] = str(ca)
+    user = {"client-certificate": str(client.cert), "client-key": str(client.key)} if client else {}
     config = {
         "apiVersion": "v1", "kind": "Config", "current-context": context,
-        "clusters": [{"name": context, "cluster": {"server": server, **({"certificate-authority": str(ca)}
-                                                                         if ca else {})}}],
-        "users": [{"name": context, "user": {"client-certificate": str(client.cert), "client-key": str(client.key)}
-                   if client else {}}],
+        "clusters": [{"name": context, "cluster": cluster}],
+        "users": [{"name": context, "user": user}],
         "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
     }
     path.write_text(yaml.safe_dump(config))
@@ -243,4 +245,3 @@ class ControlPlane:
                 return
             time.sleep(0.25)
         raise ControlPlaneError(f"timed out after {timeout:.0f}s waiting for {what}:\n{self.log_tail()}")
-
