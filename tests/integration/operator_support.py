@@ -81,6 +81,8 @@ def descheduler_operator(kube: Any, *, monitoring_label: bool = True, psi_enable
     if workloads is not None and not operand_ready:
         workloads.not_ready.add("descheduler")
     rest = Rest(client)
+    if not on_emulator and not rest.list(path("v1", "nodes")):
+        kube.load([node("control-plane-1")])  # somewhere for the kubelet stand-in to run the operand
     crd_existed = rest.get(path("apiextensions.k8s.io/v1", "customresourcedefinitions",
                                 name=KUBEDESCHEDULER_CRD["metadata"]["name"])) is not None
     operator = DeschedulerOperator(client, psi_enabled=psi_enabled,

@@ -56,6 +56,7 @@ OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
 OPERAND = "descheduler"
 OPERAND_CONTAINER = "openshift-descheduler"
 OPERATOR_DEPLOYMENT = "descheduler-operator"
+OPERAND_SERVICE_ACCOUNT = "openshift-descheduler-operand"
 OPERAND_IMAGE = "registry.redhat.io/kube-descheduler-operator/descheduler-rhel9:v5.4.0"
 GENERATION_ANNOTATION = "kubedeschedulers.operator.openshift.io/cluster"
 DEGRADED = "TargetConfigControllerDegraded"
@@ -259,6 +260,10 @@ class DeschedulerOperator(StandIn):
                          "ownerReferences": self._owner(kubedescheduler)},
             "data": {"policy.yaml": yaml.safe_dump(policy, sort_keys=False, default_flow_style=False)},
         })
+        # the operand's ServiceAccount: a real API server refuses pods that name a missing one
+        self._apply("serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
+                                        "metadata": {"name": OPERAND_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE,
+                                                     "ownerReferences": self._owner(kubedescheduler)}})
         annotations = {GENERATION_ANNOTATION: str(kubedescheduler["metadata"].get("generation", 1)),
                        "configmaps/cluster": configmap["metadata"]["resourceVersion"]}
         deployment = self._apply("deployments", operand_deployment(self._owner(kubedescheduler), spec, annotations))
@@ -326,7 +331,7 @@ def operand_deployment(owner: list[dict[str, Any]], spec: dict[str, Any],
                                              **annotations}},
                 "spec": {
                     "priorityClassName": "system-cluster-critical",
-                    "serviceAccountName": "openshift-descheduler-operand",
+                    "serviceAccountName": OPERAND_SERVICE_ACCOUNT,
                     "volumes": [{"name": "policy-volume", "configMap": {"name": "cluster"}},
                                 {"name": "certs-dir", "secret": {"secretName": "kube-descheduler-serving-cert"}}],
                     "containers": [{"name": OPERAND_CONTAINER, "image": OPERAND_IMAGE,

@@ -50,6 +50,7 @@ from .rest import install_crds, path, remove_crds
 
 OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
 OPERATOR_DEPLOYMENT = "descheduler-operator"
+OPERATOR_SERVICE_ACCOUNT = "openshift-descheduler"
 OPERATOR_IMAGE = "registry.redhat.io/kube-descheduler-operator/kube-descheduler-rhel9-operator"
 OPERAND_IMAGE = "registry.redhat.io/kube-descheduler-operator/descheduler-rhel9"
 CSV_PHASES = ("Pending", "InstallReady", "Installing", "Succeeded")
@@ -59,6 +60,12 @@ CSV_PHASE_REASONS = {"Pending": "RequirementsUnknown", "InstallReady": "AllRequi
 
 def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def operator_label(package: str, namespace: str) -> str:
+    """OLM's operator label key, `operators.coreos.com/<package>.<namespace>`; a label name holds at most 63
+    characters, so a longer one is cut there (the API server refuses longer keys)."""
+    return "operators.coreos.com/" + f"{package}.{namespace}"[:63]
 
 
 def olm_path(plural: str, namespace: str | None = None, name: str | None = None, sub: str | None = None) -> str:
@@ -213,7 +220,7 @@ class Olm(StandIn):
         plan = self.rest.create(olm_path("installplans", namespace), {
             "apiVersion": OLM_API, "kind": "InstallPlan",
             "metadata": {"generateName": "install-", "namespace": namespace,
-                         "labels": {f"operators.coreos.com/{spec.get('name')}.{namespace}": ""},
+                         "labels": {operator_label(spec.get("name", ""), namespace): ""},
                          "ownerReferences": [{"apiVersion": OLM_API, "kind": "Subscription", "name": metadata["name"],
                                               "uid": metadata["uid"], "blockOwnerDeletion": False,
                                               "controller": False}]},
@@ -260,7 +267,7 @@ class Olm(StandIn):
         created = self.rest.create_if_absent(olm_path("clusterserviceversions", namespace), {
             "apiVersion": OLM_API, "kind": "ClusterServiceVersion",
             "metadata": {"name": name, "namespace": namespace,
-                         "labels": {f"operators.coreos.com/{PACKAGE}.{namespace}": ""},
+                         "labels": {operator_label(PACKAGE, namespace): ""},
                          "annotations": {"olm.skipRange": "",
                                          "operatorframework.io/suggested-namespace": OPERATOR_NAMESPACE,
                                          "operatorframework.io/cluster-monitoring": "true"}},
@@ -309,6 +316,9 @@ class Olm(StandIn):
         """The owned CRD and the operator Deployment (adopted by the newer CSV on an upgrade)."""
         self.created_crds += install_crds(self.rest, [KUBEDESCHEDULER_CRD])
         namespace = csv["metadata"]["namespace"]
+        self.rest.create_if_absent(path("v1", "serviceaccounts", namespace), {  # the CSV's permissions[].serviceAccount
+            "apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": OPERATOR_SERVICE_ACCOUNT, "namespace": namespace}})
         desired = operator_deployment(namespace, csv)
         if self.rest.create_if_absent(path("apps/v1", "deployments", namespace), desired) is None:
             def adopt(current: dict[str, Any]) -> None:
@@ -348,7 +358,7 @@ def operator_deployment(namespace: str, csv: dict[str, Any]) -> dict[str, Any]:
             "selector": {"matchLabels": {"name": OPERATOR_DEPLOYMENT}},
             "template": {
                 "metadata": {"labels": {"name": OPERATOR_DEPLOYMENT}},
-                "spec": {"serviceAccountName": "openshift-descheduler", "containers": [{
+                "spec": {"serviceAccountName": OPERATOR_SERVICE_ACCOUNT, "containers": [{
                     "name": OPERATOR_DEPLOYMENT, "image": f"{OPERATOR_IMAGE}:v{version}",
                     "ports": [{"containerPort": 60000, "name": "metrics"}],
                     "env": [{"name": "RELATED_IMAGE_OPERAND_IMAGE", "value": f"{OPERAND_IMAGE}:v{version}"},

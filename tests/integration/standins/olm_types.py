@@ -111,7 +111,7 @@ def package_manifest(package: CatalogPackage, source: str, source_namespace: str
         "kind": "PackageManifest",
         "metadata": {"name": package.name, "namespace": source_namespace,
                      "labels": {"catalog": source, "catalog-namespace": source_namespace,
-                                "provider": "Red Hat", "operatorframework.io/arch.amd64": "supported"}},
+                                "provider": "Red-Hat", "operatorframework.io/arch.amd64": "supported"}},
         "spec": {},
         "status": {
             "catalogSource": source,
