@@ -64,3 +64,13 @@ def test_protected_openshift_namespaces_are_spared(tmp_path: Path) -> None:
     assert not [e for e in plan["evictions"] if e["namespace"].startswith("openshift-")]
     assert {"AffinityAndTaints", "TopologyAndDuplicates", "LifecycleAndUtilization"} == set(
         plan["summary"]["by_profile"])
+
+
+def test_samples_and_placement_reach_the_plan(tmp_path: Path) -> None:
+    process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(inventory(tmp_path)), "--limit", "plain",
+                           "-e", "dry_run_samples=4", "-e", "dry_run_seed=3", "-e", "dry_run_placement=true")
+    assert process.returncode == 0, process.stdout[-3000:]
+    plan = json.loads((tmp_path / "out" / "plain" / "plan.json").read_text())
+    assert plan["sampling"]["samples"] == 4 and plan["sampling"]["seed"] == 3
+    assert all(0 < e["frequency"] <= 1 for e in plan["evictions"])
+    assert all("placement" in e for e in plan["evictions"])
