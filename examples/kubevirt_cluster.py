@@ -36,7 +36,7 @@ def node(name: str, worker: bool) -> Obj:
                   else {"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/control-plane": ""})
     spec: Obj = {} if worker else {"taints": [{"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"}]}
     resources = {"cpu": "32", "memory": "128Gi", "pods": "250"} if worker else {"cpu": "8", "memory": "32Gi",
-                                                                                  "pods": "250"}
+                                                                                "pods": "250"}
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": spec,
             "status": {"capacity": resources, "allocatable": resources,
                        "conditions": [{"type": "Ready", "status": "True"}]}}
@@ -68,12 +68,12 @@ def virt_launcher(vm: Obj, suffix: str) -> Obj:
         "annotations": {"kubevirt.io/domain": meta["name"]},
         "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": meta["name"],
                              "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]},
-        "spec": {"nodeName": vm["status"]["nodeName"], "priority": 0,
-                 "containers": [{"name": "compute", "image": "registry.redhat.io/container-native-virtualization/"
-                                 "virt-launcher-rhel9:v4.21", "resources": {
+            "spec": {"nodeName": vm["status"]["nodeName"], "priority": 0,
+                     "containers": [{"name": "compute", "image": "registry.redhat.io/container-native-virtualization/"
+                                     "virt-launcher-rhel9:v4.21", "resources": {
                                      "requests": {"cpu": f"{cpu_millis}m", "memory": memory}}}],
-                 "volumes": [{"name": "private", "emptyDir": {}}, {"name": "hotplug-disks", "emptyDir": {}}]},
-        "status": {"phase": "Running", "qosClass": "Burstable", "startTime": meta["creationTimestamp"]}}
+                     "volumes": [{"name": "private", "emptyDir": {}}, {"name": "hotplug-disks", "emptyDir": {}}]},
+            "status": {"phase": "Running", "qosClass": "Burstable", "startTime": meta["creationTimestamp"]}}
 
 
 def virt_handler(node_name: str) -> Obj:
@@ -82,10 +82,10 @@ def virt_handler(node_name: str) -> Obj:
         "creationTimestamp": "2026-10-01T08:00:00Z", "labels": {"kubevirt.io": "virt-handler"},
         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "virt-handler",
                              "uid": "ds-virt-handler", "controller": True}]},
-        "spec": {"nodeName": node_name, "priorityClassName": "kubevirt-cluster-critical", "priority": 1000000000,
-                 "containers": [{"name": "virt-handler", "resources": {"requests": {"cpu": "10m",
-                                                                                  "memory": "325Mi"}}}]},
-        "status": {"phase": "Running"}}
+            "spec": {"nodeName": node_name, "priorityClassName": "kubevirt-cluster-critical", "priority": 1000000000,
+                     "containers": [{"name": "virt-handler", "resources": {"requests": {"cpu": "10m",
+                                                                                        "memory": "325Mi"}}}]},
+            "status": {"phase": "Running"}}
 
 
 def build(seed: int = 7) -> tuple[list[Obj], dict[str, str]]:
@@ -122,7 +122,7 @@ def recent_migrations(objects: list[Obj]) -> list[Obj]:
              "metadata": {"name": "vm-01-migration-k7x2p", "namespace": namespace},
              "spec": {"vmiName": "vm-01"},
              "status": {"phase": "Succeeded", "migrationState": {"startTimestamp": "2026-11-22T11:52:30Z",
-                                                                  "endTimestamp": "2026-11-22T11:55:00Z"}}}]
+                                                                 "endTimestamp": "2026-11-22T11:55:00Z"}}}]
 
 
 def prometheus_answer(pressure: dict[str, str], now: str) -> dict:

@@ -388,7 +388,7 @@ ARGUMENT_SPEC = dict(
     prometheus_token=dict(type="str", no_log=True),
     # names the Secret holding the token (namespace, name), not the token itself
     prometheus_token_secret=dict(type="dict", no_log=False, options=dict(namespace=dict(type="str", required=True),
-                                                           name=dict(type="str", required=True))),
+                                                                         name=dict(type="str", required=True))),
     prometheus_ca_cert=dict(type="path"),
     prometheus_validate_certs=dict(type="bool", default=True),
     metrics_file=dict(type="path"),

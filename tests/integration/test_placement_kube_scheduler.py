@@ -136,7 +136,7 @@ def _pod(name: str, namespace: str, requests: dict, app: str, node_name: str = "
         body["nodeName"] = node_name
     body.update(spec or {})
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace,
-                                                           "labels": {"app": app}}, "spec": body}
+                                                            "labels": {"app": app}}, "spec": body}
 
 
 def pending_pod(rng: random.Random, namespace: str, scheduler_name: str, prefix: str) -> dict:
@@ -216,7 +216,7 @@ def _preview(api_client: Any, prefix: str, namespace: str, pending: dict) -> Any
 @pytest.mark.parametrize("profile", ["preview-default", "preview-binpack"])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_real_scheduler_binds_to_one_of_the_tied_best_nodes(plane: Any, scheduler: Any, api_client: Any,
-                                                             namespace: str, seed: int, profile: str) -> None:
+                                                            namespace: str, seed: int, profile: str) -> None:
     from kubernetes import client
 
     rng = random.Random(f"{seed}-{profile}")

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
-import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine import evictor as default_evictor
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubevirt_migration
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
@@ -103,6 +102,8 @@ def unwrap_addon_policy(document: Mapping[str, Any]) -> tuple[Mapping[str, Any],
         return document, []
     inner = document[ADDON_POLICY_KEY]
     if isinstance(inner, str):
+        import yaml  # imported when used: importing the engine must not need PyYAML (ansible-test import sanity)
+
         try:
             inner = yaml.safe_load(inner)
         except yaml.YAMLError as exc:

@@ -41,8 +41,6 @@ class KubeDeschedulerError(ValueError):
         self.findings = findings
 
 
-
-
 def _show(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, sort_keys=True)

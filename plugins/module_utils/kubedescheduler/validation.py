@@ -75,8 +75,6 @@ def validate_kubedescheduler_spec(
     return findings
 
 
-
-
 def _raise_for_errors(findings: list[Finding]) -> None:
     errors = tuple(f for f in findings if f.severity == ERROR)
     if not errors:

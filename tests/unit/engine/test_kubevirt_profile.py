@@ -29,7 +29,7 @@ def virt_launcher(vm: str, node_name: str) -> dict:
         "labels": {"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": vm},
         "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": vm,
                              "uid": f"vmi-{vm}", "controller": True}]},
-        "spec": {"nodeName": node_name, "containers": [{"name": "compute", "resources": {
+            "spec": {"nodeName": node_name, "containers": [{"name": "compute", "resources": {
             "requests": {"cpu": "1", "memory": "2Gi"}}}]}, "status": {"phase": "Running"}}
 
 

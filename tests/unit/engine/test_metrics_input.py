@@ -44,7 +44,7 @@ def test_missing_node_metrics_gives_upstreams_message():
 
 def test_pod_usage_sums_containers_and_needs_every_resource():
     actual = ActualUsage.build([pod_metrics("ns", "p", ("a", {"cpu": "100m", "memory": "10Mi"}),
-                                           ("b", {"cpu": "50m", "memory": "5Mi"})),
+                                            ("b", {"cpu": "50m", "memory": "5Mi"})),
                                 pod_metrics("ns", "q", ("a", {"cpu": "100m"}))])
     assert actual.pod_usage("ns", "p", ["cpu", "memory", "pods"]) == {"cpu": 150, "memory": 15 * 1024**2}
     with pytest.raises(UsageUnavailable, match='container "a" is missing "memory" resource'):

@@ -479,7 +479,7 @@ def _record_reading(handle: PluginHandle, source: UsageSource, loads: Iterable[N
                                "resources": list(BASIC), "thresholds": thresholds, "nodes": nodes}
     if source.kind == PROMETHEUS:
         reading["query"] = ("Volcano LoadAware's per-node queries: " + " and ".join(node_queries("<node>",
-                                                                                             source.duration)))
+                                                                                                 source.duration)))
     source.actual.readings[f"{handle.profile}/{handle.plugin}"] = reading
 
 

@@ -213,8 +213,6 @@ def spread_summary(nodes: list[dict]) -> dict:
     return summary
 
 
-
-
 def annotate_plan(request: PlacementRequest, plan: dict, snapshot: Any, state: Any) -> None:
     """Add ``placement`` to each eviction, per-node utilization after placement and the plan's verdict."""
     if request.node_cpu_usage is None:
@@ -237,4 +235,3 @@ def _metrics_cpu_lookup(snapshot: Any) -> Optional[Callable[[str], Optional[int]
         except UsageUnavailable:  # no NodeMetrics for the node: TargetLoadPacking scores it 0
             return None
     return lookup
-

@@ -46,7 +46,7 @@ def test_cordoned_node_rejected_unless_tolerated() -> None:
     assert filter_reasons(NodeUnschedulable(), pod(), cluster(nodes)) == {
         "cordoned": ("node(s) were unschedulable",), "open": None}
     tolerant = pod(spec={"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
-                                           "effect": "NoSchedule"}]})
+                                          "effect": "NoSchedule"}]})
     assert filter_reasons(NodeUnschedulable(), tolerant, cluster(nodes)) == {"cordoned": None, "open": None}
 
 
@@ -59,7 +59,7 @@ def _port_pod(node_name: str, *ports: tuple[str, str, int]) -> dict:
 def test_host_ports() -> None:
     # node_ports_test.go: same port different protocol fits; same port on 0.0.0.0 conflicts with any IP
     state = cluster([node("m1"), node("m2")], [_port_pod("m1", ("UDP", "127.0.0.1", 8080)),
-                                                _port_pod("m2", ("TCP", "0.0.0.0", 8001))])
+                                               _port_pod("m2", ("TCP", "0.0.0.0", 8001))])
     assert filter_reasons(NodePorts(), _port_pod("", ("TCP", "127.0.0.1", 8080)), state) == {"m1": None, "m2": None}
     conflict = filter_reasons(NodePorts(), _port_pod("", ("TCP", "127.0.0.1", 8001)), state)
     assert conflict == {"m1": None, "m2": ("node(s) didn't have free ports for the requested pod ports",)}
