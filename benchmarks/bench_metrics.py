@@ -86,7 +86,7 @@ def timed(snapshot: Any, document: dict, now: str, metrics_objects: list[dict] |
 
 
 def best(repeat: int, *args: Any) -> tuple[float, dict]:
-    runs = [timed(*args) for _ in range(repeat)]
+    runs = [timed(*args) for _unused in range(repeat)]
     return min(r[0] for r in runs), runs[-1][1]
 
 

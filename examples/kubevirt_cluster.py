@@ -99,12 +99,13 @@ def build(seed: int = 7) -> tuple[list[Obj], dict[str, str]]:
         name = f"worker-{index}"
         objects += [node(name, worker=True), virt_handler(name)]
         pressure[name] = f"{psi:.4f}"
-        for _ in range(vms):
+        for _unused in range(vms):
             ns = VM_NAMESPACES[number % 2]
             day = 1 + number % 20
             vm = vmi(f"vm-{number:02d}", ns, name, randomness.choice((2, 4, 8)), randomness.choice((4, 8, 16)),
                      f"2026-11-{day:02d}T09:00:00Z")
-            objects += [vm, virt_launcher(vm, "".join(randomness.choice("bcdfghjklmnpqrstvwxz") for _ in range(5)))]
+            suffix = "".join(randomness.choice("bcdfghjklmnpqrstvwxz") for _unused in range(5))
+            objects += [vm, virt_launcher(vm, suffix)]
             number += 1
     objects += recent_migrations(objects)
     return objects, pressure

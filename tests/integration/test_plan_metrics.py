@@ -228,7 +228,7 @@ def test_recorded_metrics_replay_the_live_plan(emulator: Any, tmp_path: Path) ->
     assert results["first"]["node_metrics"] == 3 and results["first"]["pod_metrics"] == 5
     assert results["first"]["samples"] == {QUERY: 3}
     assert results["again"]["changed"] is False  # the same state recorded again: nothing to write
-    objects = [o for o in emulator.list("pods") + emulator.list("nodes")]
+    objects = list(emulator.list("pods") + emulator.list("nodes"))
     offline = plan_task(snapshot=write_snapshot(tmp_path, objects), policy=both_policies,
                         metrics_file=str(metrics_file), prometheus_result=str(answers_file))
     process, replayed = run_tasks(tmp_path, [offline])

@@ -156,7 +156,7 @@ def go_map_layout(count: int, rng: random.Random) -> list[Optional[int]]:
         return list(range(count)) + [None] * (GO_MAP_GROUP_SLOTS - count)
     if count > GO_MAP_MAX_TABLE * 7 // 8:
         return []
-    hashes = [rng.getrandbits(64) for _ in range(count)]
+    hashes = [rng.getrandbits(64) for _unused in range(count)]
     slots: list[Optional[int]] = [None] * GO_MAP_FIRST_TABLE
     for key in range(GO_MAP_GROUP_SLOTS):
         _place(slots, hashes, key)

@@ -100,7 +100,7 @@ def markdown_section(plan: Any) -> str:
     verdict = _dict(plan.get("placement")) if isinstance(plan, dict) else {}
     if not verdict:
         return ""
-    nodes = [(n.get("name", ""), *(" → ".join(percent(_dict(n.get(k)).get(r)) for k, _ in STATES)
+    nodes = [(n.get("name", ""), *(" → ".join(percent(_dict(n.get(k)).get(r)) for k, _unused in STATES)
                                    for r in ("cpu", "memory")))
              for n in _changed_nodes(plan)]
     return "\n\n".join([
@@ -157,7 +157,7 @@ def _chart(nodes: list[dict]) -> Markup:
 def _resource_rows(node: dict, resource: str, y: int) -> Markup:
     parts = [element("text", resource, x=TRACK_X - 8, y=y + 14, text_anchor="end")]
     values: list[Optional[float]] = []
-    for index, (key, _) in enumerate(STATES):
+    for index, (key, _unused) in enumerate(STATES):
         value = _dict(node.get(key)).get(resource)
         values.append(value)
         if isinstance(value, (int, float)):

@@ -52,7 +52,8 @@ def run(objects: list[dict], args: dict, prometheus: Optional[dict] = None, **to
     return compute_plan(snapshot, document, lnu.NOW)
 
 
-def run_metrics(objects: list[dict], args: dict, metrics: dict = KUBERNETES_METRICS) -> dict:
+def run_metrics(objects: list[dict], args: dict, metrics: Optional[dict] = None) -> dict:
+    metrics = KUBERNETES_METRICS if metrics is None else metrics
     return run(objects, {**args, "metricsUtilization": metrics}, metricsProviders=METRICS_PROVIDER)
 
 

@@ -96,7 +96,7 @@ def evicted_pairs(objects: list[dict], samples: int = 2000) -> dict[str, float]:
     loaded = load_policy(duplicates_policy(), snapshot.priority_classes)
     pairs: dict[str, int] = {}
     for sample in range(1, samples + 1):
-        state, _ = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 8))
+        state, _unused = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 8))
         pair = "".join(sorted(e["name"][-1] for e in state.evictions))
         pairs[pair] = pairs.get(pair, 0) + 1
     return {pair: count / samples for pair, count in pairs.items()}
@@ -155,7 +155,7 @@ def test_low_node_utilization_picks_as_upstreams_measured_runs():
     loaded = load_policy(lnu_policy(), snapshot.priority_classes)
     picks: dict[str, int] = {}
     for sample in range(1, 2001):
-        state, _ = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 2))
+        state, _unused = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 2))
         assert len(state.evictions) == 1
         picks[state.evictions[0]["name"]] = picks.get(state.evictions[0]["name"], 0) + 1
     model, measured = shares(picks), shares(UPSTREAM_EQUAL_PODS)
@@ -306,7 +306,7 @@ def test_topology_spread_choices_follow_upstreams_measured_runs():
                          snapshot.priority_classes)
     pairs: dict[str, int] = {}
     for sample in range(1, 2001):
-        state, _ = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 5))
+        state, _unused = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 5))
         pair = ",".join(sorted(e["name"] for e in state.evictions))
         pairs[pair] = pairs.get(pair, 0) + 1
     model, measured = shares(pairs), shares(UPSTREAM_SPREAD_PAIRS)
@@ -354,7 +354,7 @@ def test_every_sampled_cycle_of_all_profiles_keeps_upstreams_invariants():
     per_node_limit = loaded.max_per_node
     totals = []
     for sample in range(12):
-        state, _ = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 9))
+        state, _unused = run_cycle(snapshot, loaded, NOW_TS, sampling.order_for_sample(sample, 9))
         names = [(e["namespace"], e["name"]) for e in state.evictions]
         assert len(names) == len(set(names))  # a pod is evicted at most once per cycle
         if per_node_limit is not None:

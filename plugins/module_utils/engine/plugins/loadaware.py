@@ -17,6 +17,7 @@ over its LoadAware target on cpu or memory.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional
 
@@ -57,7 +58,7 @@ def validate(args: dict, field: str) -> None:
     by Volcano (a wrong one makes the plugin do nothing at run time, reported in the plan's warnings)."""
     reader = ArgsReader(args, field, ARG_FIELDS)
     namespaces = reader.mapping("evictableNamespaces")
-    if namespaces is not None and (namespaces.get("include") or []):
+    if namespaces is not None and namespaces.get("include"):
         raise PolicyError(f"{field}.evictableNamespaces.include", namespaces.get("include"),
                           "only Exclude namespaces can be set, inclusion is not supported "
                           "(list the namespaces to leave alone under evictableNamespaces.exclude)")
@@ -161,7 +162,7 @@ def _ceil(amount: Decimal) -> int:
 
 
 def _decimal(number: float) -> Decimal:
-    return Decimal(repr(number)) if number == number else Decimal(0)
+    return Decimal(0) if math.isnan(number) else Decimal(repr(number))
 
 
 class UsageSource:

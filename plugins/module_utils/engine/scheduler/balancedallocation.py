@@ -46,11 +46,11 @@ class BalancedAllocation:
     def __init__(self, args: Optional[Mapping[str, Any]] = None,
                  field: str = "pluginConfig.NodeResourcesBalancedAllocation") -> None:
         self.resources = parse_resources((args or {}).get("resources"), f"{field}.args.resources")
-        self.cpu_memory = [r for r, _ in self.resources] == ["cpu", "memory"]
+        self.cpu_memory = [r for r, _unused in self.resources] == ["cpu", "memory"]
 
     def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
         # a best-effort pod is not scored (kubernetes#129138: they would all pile onto one node)
-        if all(_pod_request(pod, r) == 0 for r, _ in self.resources):
+        if all(_pod_request(pod, r) == 0 for r, _unused in self.resources):
             return SKIP
         return None
 
@@ -61,7 +61,7 @@ class BalancedAllocation:
         requested = []
         allocated = []
         allocatable = []
-        for resource, _ in self.resources:
+        for resource, _unused in self.resources:
             alloc, req = pod_and_node_amounts(pod, node, resource, use_requested=True)
             allocatable.append(alloc)
             requested.append(req)

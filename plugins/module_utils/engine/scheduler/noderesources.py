@@ -127,9 +127,9 @@ class NodeResourcesFit:
         self.resources = parse_resources(strategy.get("resources"), f"{field}.args.scoringStrategy.resources")
         self.ignored = frozenset(args.get("ignoredResources") or ())
         self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
-        weights = [w for _, w in self.resources]
+        weights = [w for _unused, w in self.resources]
         # the usual resources (cpu and memory, any weights) take a shorter path: most of the preview's time
-        self.cpu_memory = [r for r, _ in self.resources] == ["cpu", "memory"]
+        self.cpu_memory = [r for r, _unused in self.resources] == ["cpu", "memory"]
         self.per_resource = least_requested_score if self.strategy == "LeastAllocated" else most_requested_score
         if self.strategy == "LeastAllocated":
             self.scorer = weighted_scorer(least_requested_score, weights)
@@ -171,7 +171,7 @@ class NodeResourcesFit:
             return self._cpu_memory_score(pod, node)
         requested = []
         allocatable = []
-        for resource, _ in self.resources:
+        for resource, _unused in self.resources:
             alloc, req = pod_and_node_amounts(pod, node, resource, use_requested=False)
             allocatable.append(alloc)
             requested.append(req)
@@ -183,7 +183,7 @@ class NodeResourcesFit:
     def score_many(self, pod: SchedPod, state: Any, nodes: list[NodeInfo]) -> list[int]:
         if not (self.cpu_memory and self.strategy != "RequestedToCapacityRatio"):
             return [self.score(pod, state, n) for n in nodes]
-        (_, cpu_weight), (_, memory_weight) = self.resources
+        (_unused, cpu_weight), (_unused, memory_weight) = self.resources
         both = cpu_weight + memory_weight
         per_resource = self.per_resource
         cpu, memory = pod.nonzero_cpu, pod.nonzero_memory
@@ -198,7 +198,7 @@ class NodeResourcesFit:
 
     def _cpu_memory_score(self, pod: SchedPod, node: NodeInfo) -> int:
         """weighted_scorer for [cpu, memory] without building lists (same integer arithmetic)."""
-        (_, cpu_weight), (_, memory_weight) = self.resources
+        (_unused, cpu_weight), (_unused, memory_weight) = self.resources
         total = weight_sum = 0
         if node.alloc_cpu:
             total += self.per_resource(node.nonzero_cpu + pod.nonzero_cpu, node.alloc_cpu) * cpu_weight

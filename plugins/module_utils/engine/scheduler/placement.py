@@ -143,7 +143,7 @@ def _bind(cluster: Cluster, pod: SchedPod, node_name: str, added: dict, profile:
     totals["cpu"] += pod.requests.get("cpu", 0)
     totals["memory"] += pod.requests.get("memory", 0)
     totals["pods"] += 1
-    for plugin, _ in profile.scorers if profile else ():
+    for plugin, _unused in profile.scorers if profile else ():
         if hasattr(plugin, "placed"):
             plugin.placed(pod, node_name)
 

@@ -145,7 +145,7 @@ class PodTopologySpread:
         if cached is not None:
             return cached
         keys = [c.topology_key for c in constraints]
-        domains: list[dict[str, int]] = [{} for _ in constraints]
+        domains: list[dict[str, int]] = [{} for _unused in constraints]
         counted: dict[int, list[bool]] = {}  # node index → which constraints count its pods
         for node in cluster.nodes:
             if not all(k in node.labels for k in keys):
@@ -183,7 +183,7 @@ class PodTopologySpread:
         keys = [c.topology_key for c in constraints]
         ignored = set()
         # per constraint: topology value → matching pods; a node without the key counts as value "" (upstream)
-        values: list[dict[str, int]] = [{} for _ in constraints]
+        values: list[dict[str, int]] = [{} for _unused in constraints]
         for node in nodes:
             if require_all and not all(k in node.labels for k in keys):
                 ignored.add(node.index)

@@ -110,11 +110,11 @@ def test_batched_scoring_equals_per_node_scoring(seed: int) -> None:
                           labels=labels, taints=taints))
     pods = [make_pod(node_name=f"n{rng.randrange(12)}", owner="rs" if rng.random() < 0.5 else None,
                      requests=[{"cpu": f"{rng.choice((100, 300, 900))}m", "memory": f"{rng.choice((64, 512))}Mi"}])
-            for _ in range(30)]
+            for _unused in range(30)]
     state = cluster(nodes, pods)
     incoming = sched(make_pod(owner="rs", requests=[{"cpu": "200m", "memory": "256Mi"}]))
     feasible = list(state.nodes)
-    for plugin, _ in load_profiles(BINPACK)["binpack"].scorers + load_profiles(None)["default-scheduler"].scorers:
+    for plugin, _unused in load_profiles(BINPACK)["binpack"].scorers + load_profiles(None)["default-scheduler"].scorers:
         pre = plugin.pre_score(incoming, state, feasible)
         if pre is SKIP or not hasattr(plugin, "score_many"):
             continue
