@@ -56,23 +56,26 @@ def vmi(name: str, ns: str, node_name: str, vcpus: int, memory_gi: int, created:
             "status": {"phase": "Running", "nodeName": node_name, "migrationMethod": "LiveMigration"}}
 
 
+VIRT_LAUNCHER_IMAGE = "registry.redhat.io/container-native-virtualization/virt-launcher-rhel9:v4.21"
+
+
 def virt_launcher(vm: Obj, suffix: str) -> Obj:
     meta, spec = vm["metadata"], vm["spec"]["domain"]
     cpu_millis = spec["cpu"]["cores"] * 100  # KubeVirt requests 1/10 of a core per vCPU by default
     memory = spec["memory"]["guest"]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+    metadata = {
         "name": f"virt-launcher-{meta['name']}-{suffix}", "namespace": meta["namespace"],
         "uid": f"pod-{meta['namespace']}-{meta['name']}", "creationTimestamp": meta["creationTimestamp"],
         "labels": {"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": meta["name"],
                    "kubevirt.io/created-by": meta["uid"]},
         "annotations": {"kubevirt.io/domain": meta["name"]},
         "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": meta["name"],
-                             "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]},
-            "spec": {"nodeName": vm["status"]["nodeName"], "priority": 0,
-                     "containers": [{"name": "compute", "image": "registry.redhat.io/container-native-virtualization/"
-                                     "virt-launcher-rhel9:v4.21", "resources": {
-                                     "requests": {"cpu": f"{cpu_millis}m", "memory": memory}}}],
-                     "volumes": [{"name": "private", "emptyDir": {}}, {"name": "hotplug-disks", "emptyDir": {}}]},
+                             "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]}
+    container = {"name": "compute", "image": VIRT_LAUNCHER_IMAGE,
+                 "resources": {"requests": {"cpu": f"{cpu_millis}m", "memory": memory}}}
+    pod_spec = {"nodeName": vm["status"]["nodeName"], "priority": 0, "containers": [container],
+                "volumes": [{"name": "private", "emptyDir": {}}, {"name": "hotplug-disks", "emptyDir": {}}]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec,
             "status": {"phase": "Running", "qosClass": "Burstable", "startTime": meta["creationTimestamp"]}}
 
 

@@ -24,13 +24,13 @@ def node(name: str, kubevirt: bool = True) -> dict:
 
 
 def virt_launcher(vm: str, node_name: str) -> dict:
-    return {"kind": "Pod", "metadata": {
-        "name": f"virt-launcher-{vm}-x1x2x", "namespace": "vms", "uid": f"uid-{vm}",
-        "labels": {"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": vm},
-        "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": vm,
-                             "uid": f"vmi-{vm}", "controller": True}]},
-            "spec": {"nodeName": node_name, "containers": [{"name": "compute", "resources": {
-            "requests": {"cpu": "1", "memory": "2Gi"}}}]}, "status": {"phase": "Running"}}
+    metadata = {"name": f"virt-launcher-{vm}-x1x2x", "namespace": "vms", "uid": f"uid-{vm}",
+                "labels": {"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": vm},
+                "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": vm,
+                                     "uid": f"vmi-{vm}", "controller": True}]}
+    container = {"name": "compute", "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}
+    return {"kind": "Pod", "metadata": metadata, "spec": {"nodeName": node_name, "containers": [container]},
+            "status": {"phase": "Running"}}
 
 
 def answer(values: dict[str, float]) -> dict:
