@@ -27,8 +27,8 @@ from standins.rest import Rest, path, wait_until
 from standins.schema import crd, open_object
 from standins.workloads import Workloads
 
-# Emulator only for now: on a real API server the OLM stand-in's label operators.coreos.com/<package>.<namespace>
-# is 95 bytes for this package (a label name is at most 63; OLM truncates it) and the InstallPlan is refused (422).
+# Emulator only for now: on the suite's real control plane the OLM steps pass, but the secondary-scheduler
+# Deployment's pod never became available within 60s there (not investigated yet: the node stand-in's doing?).
 pytestmark = pytest.mark.needs_emulator
 
 NAMESPACE = "openshift-secondary-scheduler-operator"
@@ -83,13 +83,6 @@ def operand(cr: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def package_manifest(package: CatalogPackage, source: str, source_namespace: str) -> dict[str, Any]:
-    """The stand-in's PackageManifest with a provider label a real API server accepts (no space in label values)."""
-    manifest = olm_types.package_manifest(package, source, source_namespace)
-    manifest["metadata"]["labels"]["provider"] = "Red-Hat"
-    return manifest
-
-
 @pytest.fixture
 def sso(kube: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Olm]:
     """The OLM stand-in serves the descheduler's package; its names are pointed at the Secondary Scheduler
@@ -100,7 +93,6 @@ def sso(kube: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Olm]:
                                 (olm_standin, "KUBEDESCHEDULER_CRD", SECONDARY_SCHEDULER_CRD),
                                 (olm_types, "CSV_PREFIX", "secondaryscheduleroperator.v")):
         monkeypatch.setattr(module, name, value)
-    monkeypatch.setattr(olm_standin, "package_manifest", package_manifest)
     with kube.api_client() as client:
         rest = Rest(client)
         olm = Olm(client, packages=[CatalogPackage(PACKAGE, "stable", {"stable": ["1.3.1", "1.4.0"]})]).install()
@@ -317,7 +309,6 @@ def test_uninstall_in_order_leaves_nothing(kube: Any, sso: Olm, rest: Rest, prom
 
 
 def test_metrics_server_provider_is_checked_through_the_cluster(kube: Any, sso: Olm, tmp_path: Path) -> None:
-    """Emulator only also because the suite's control plane serves no metrics.k8s.io (no metrics-server)."""
     before = run(tmp_path, task(kube, "missing", check=True, check_metric_provider=True,
                                 ignore_errors=True))["missing"]
     serve_metrics_api(kube)
