@@ -20,6 +20,7 @@ author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
   - descheduler.fleet.connection
+  - descheduler.fleet.prometheus
 attributes:
   check_mode:
     support: full
@@ -51,28 +52,7 @@ options:
     description:
       - Prometheus URL. Defaults to the C(openshift-monitoring/prometheus-k8s) route of the cluster.
     type: str
-  prometheus_token:
-    description: Bearer token for Prometheus; else O(prometheus_token_secret), else the connection's token.
-    type: str
-  prometheus_token_secret:
-    description: A Secret holding the token under key C(prometheusAuthToken).
-    type: dict
-    suboptions:
-      namespace:
-        description: Namespace of the Secret.
-        type: str
-        required: true
-      name:
-        description: Name of the Secret.
-        type: str
-        required: true
-  prometheus_ca_cert:
-    description: CA bundle to verify Prometheus with.
-    type: path
-  prometheus_validate_certs:
-    description: Whether to verify Prometheus' TLS certificate.
-    type: bool
-    default: true
+
   page_size:
     description: Objects per page when listing the metrics API.
     type: int
@@ -125,12 +105,16 @@ samples:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CONNECTION_ARG_SPEC,
+    PROMETHEUS_ARG_SPEC,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.metrics_record import run_record
 
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
+    **PROMETHEUS_ARG_SPEC,
     dest=dict(type="path"),
     prometheus_dest=dict(type="path"),
     queries=dict(type="list", elements="str"),
@@ -138,12 +122,6 @@ ARGUMENT_SPEC = dict(
     kubedescheduler=dict(type="dict"),
     now=dict(type="str"),
     prometheus_url=dict(type="str"),
-    prometheus_token=dict(type="str", no_log=True),
-    # names the Secret holding the token (namespace, name), not the token itself
-    prometheus_token_secret=dict(type="dict", no_log=False, options=dict(namespace=dict(type="str", required=True),
-                                                                         name=dict(type="str", required=True))),
-    prometheus_ca_cert=dict(type="path"),
-    prometheus_validate_certs=dict(type="bool", default=True),
     page_size=dict(type="int", default=500),
 )
 

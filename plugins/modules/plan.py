@@ -21,6 +21,7 @@ author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
   - descheduler.fleet.connection
+  - descheduler.fleet.prometheus
 attributes:
   check_mode:
     support: full
@@ -98,32 +99,7 @@ options:
         answers every query), a mapping of query to such a body, or the path of a JSON file holding either."
       - Each sample's C(instance) label must be a node name and its value a fraction in [0, 1], as upstream reads it.
     type: raw
-  prometheus_token:
-    description:
-      - Bearer token for O(prometheus_url). Without it, the Secret in O(prometheus_token_secret) (or the policy's
-        C(authToken.secretReference)), else the cluster connection's own token, is used.
-    type: str
-  prometheus_token_secret:
-    description:
-      - A Secret holding the Prometheus token under key C(prometheusAuthToken), as upstream's
-        C(authToken.secretReference).
-    type: dict
-    suboptions:
-      namespace:
-        description: Namespace of the Secret.
-        type: str
-        required: true
-      name:
-        description: Name of the Secret.
-        type: str
-        required: true
-  prometheus_ca_cert:
-    description: CA bundle to verify O(prometheus_url) with.
-    type: path
-  prometheus_validate_certs:
-    description: Whether to verify the TLS certificate of O(prometheus_url).
-    type: bool
-    default: true
+
   metrics_file:
     description:
       - A file of C(NodeMetrics) and C(PodMetrics) objects (C(metrics.k8s.io/v1beta1), as the API returns them and
@@ -364,12 +340,16 @@ report_files:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CONNECTION_ARG_SPEC,
+    PROMETHEUS_ARG_SPEC,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import run_plan
 
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
+    **PROMETHEUS_ARG_SPEC,
     snapshot=dict(type="path"),
     policy=dict(type="dict"),
     kubedescheduler=dict(type="dict"),
@@ -385,12 +365,6 @@ ARGUMENT_SPEC = dict(
     now=dict(type="str"),
     prometheus_url=dict(type="str"),
     prometheus_result=dict(type="raw"),
-    prometheus_token=dict(type="str", no_log=True),
-    # names the Secret holding the token (namespace, name), not the token itself
-    prometheus_token_secret=dict(type="dict", no_log=False, options=dict(namespace=dict(type="str", required=True),
-                                                                         name=dict(type="str", required=True))),
-    prometheus_ca_cert=dict(type="path"),
-    prometheus_validate_certs=dict(type="bool", default=True),
     metrics_file=dict(type="path"),
     samples=dict(type="int", default=1),
     seed=dict(type="int"),

@@ -59,3 +59,15 @@ PROXY_HEADERS_ENV_PREFIX = "K8S_AUTH_PROXY_HEADERS_"
 
 # Environment strings that mean False for a bool option (kubernetes.core's rule); anything else means True.
 FALSE_STRINGS = frozenset(["0", "false", "no"])
+
+
+# The Prometheus options of the modules that query it (doc fragment descheduler.fleet.prometheus); prometheus_url is
+# declared by each module, since what it defaults to differs.
+PROMETHEUS_ARG_SPEC: dict[str, dict] = {
+    "prometheus_token": {"type": "str", "no_log": True},
+    # names the Secret holding the token (namespace, name), not the token itself
+    "prometheus_token_secret": {"type": "dict", "no_log": False, "options": {
+        "namespace": {"type": "str", "required": True}, "name": {"type": "str", "required": True}}},
+    "prometheus_ca_cert": {"type": "path"},
+    "prometheus_validate_certs": {"type": "bool", "default": True},
+}
