@@ -183,14 +183,14 @@ def test_lock_timeout_waits_for_the_holder_and_zero_fails_at_once(
         waiting = start_playbook(tmp_path / "waits", evict_task(cluster, plan=plan, journal=str(journal),
                                                                 lock_timeout=60))
         wait_for(lambda: module_started(waiting), timeout=60, what="the second run's module")
-        time.sleep(4)
+        time.sleep(8)  # the module process is up; on a loaded machine it may take seconds to reach the lock
         assert evicted_uids(cluster, namespace, plan) == set(), "nothing happens while the lock is held"
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
     result = finished(waiting, tmp_path / "waits")
     assert not result.get("failed"), result.get("msg")
-    assert result["lock"]["waited_seconds"] >= 1, "it was waiting when the lock was released"
+    assert result["lock"]["waited_seconds"] > 0, "it was waiting when the lock was released"
     assert result["evicted_now"] == 2 and len(evicted_uids(cluster, namespace, plan)) == 2
     assert Path(f"{journal}.lock").read_text() == "", "released at the end"
 

@@ -2,7 +2,7 @@
 nodes and bound pods on the real API server, one pending pod, and the node the real scheduler binds it to must be one
 of the preview's tied best nodes - for several seeds, with the default profile and with MostAllocated (binpack).
 
-Runs on the suite's own control plane (TEST_BACKEND=controlplane); the test starts its own kube-scheduler with a
+Runs on the suite's own control plane (the default backend); the test starts its own kube-scheduler with a
 KubeSchedulerConfiguration holding both profiles, and tells the kubelet stand-in to leave its pods alone.
 """
 
@@ -36,9 +36,9 @@ BIND_TIMEOUT = 60.0
 
 @pytest.fixture(scope="module")
 def plane(request: pytest.FixtureRequest) -> Any:
-    if os.environ.get("TEST_BACKEND") != "controlplane":
-        pytest.skip("compares with a real kube-scheduler: needs the suite's control plane (TEST_BACKEND=controlplane, "
-                    "tests/controlplane)")
+    if os.environ.get("TEST_BACKEND", "controlplane") != "controlplane" or os.environ.get("TEST_KUBECONFIG"):
+        pytest.skip("compares with a real kube-scheduler: needs the suite's own control plane (tests/controlplane), "
+                    "not TEST_BACKEND=emulator or TEST_KUBECONFIG")
     return request.getfixturevalue("control_plane")
 
 
