@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: metrics_record
 short_description: Record a cluster's actual utilization (metrics API, Prometheus) for offline plans
-version_added: 0.1.0
+version_added: 0.2.0
 description:
   - "Writes the C(NodeMetrics) and C(PodMetrics) the C(metrics.k8s.io/v1beta1) API serves to O(dest), as a
     C(kind: List) that M(descheduler.fleet.plan) reads as O(descheduler.fleet.plan#module:metrics_file)."

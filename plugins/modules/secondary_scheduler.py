@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: secondary_scheduler
 short_description: Install, configure or remove the Secondary Scheduler Operator and its scheduler (OpenShift)
-version_added: 0.1.0
+version_added: 0.2.0
 description:
   - Runs a second kube-scheduler next to the default one, so that the pods the descheduler evicts can be placed by
     load (Trimaran C(TargetLoadPacking)) instead of by requests. Pods opt in with C(spec.schedulerName).
