@@ -137,7 +137,7 @@ def test_install_paired_with_the_scheduler_then_no_change(target: dict, api_clie
 
 
 def test_info_reports_it_and_the_pairing_with_the_scheduler_found_beside_it(target: dict, api_client: Any,
-                                                                          tmp_path: Path) -> None:
+                                                                            tmp_path: Path) -> None:
     run(tmp_path, volcano_task(target, "install", policy=POLICY))
     client.CoreV1Api(api_client).create_namespaced_config_map(target["namespace"], {
         "metadata": {"name": "volcano-scheduler-configmap"}, "data": {"volcano-scheduler.conf": WITHOUT_USAGE}})

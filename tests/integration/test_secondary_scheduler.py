@@ -196,7 +196,7 @@ EXPECTED_CONFIG = {
 
 
 def test_install_configure_then_second_run_changes_nothing(kube: Any, sso: Olm, rest: Rest, prometheus: dict,
-                                                          tmp_path: Path) -> None:
+                                                           tmp_path: Path) -> None:
     options = {"trimaran": trimaran(prometheus), "check_metric_provider": True}
     results = run(tmp_path, task(kube, "install", **options), task(kube, "again", **options),
                   info_task(kube, "info", read_log=False))
@@ -229,7 +229,7 @@ def test_install_configure_then_second_run_changes_nothing(kube: Any, sso: Olm, 
 
     facts = info["secondary_scheduler"]  # the info module reports it, the token redacted
     assert (facts["installed_csv"], facts["installed_version"], facts["csv_phase"]) == (CSV_V140, "1.4.0",
-                                                                                         "Succeeded")
+                                                                                        "Succeeded")
     assert facts["scheduler_names"] == ["secondary-scheduler"]
     assert facts["secondary_scheduler"]["spec"]["schedulerImage"] == IMAGE
     assert facts["config"]["profiles"][0]["pluginConfig"][0]["args"]["metricProvider"]["token"] == "(redacted)"
@@ -238,7 +238,7 @@ def test_install_configure_then_second_run_changes_nothing(kube: Any, sso: Olm, 
 
 
 def test_check_mode_with_diff_shows_the_config_change_and_writes_nothing(kube: Any, sso: Olm, rest: Rest,
-                                                                        prometheus: dict, tmp_path: Path) -> None:
+                                                                         prometheus: dict, tmp_path: Path) -> None:
     results = run(tmp_path, task(kube, "fresh", check=True, trimaran=trimaran(prometheus)),
                   task(kube, "install", trimaran=trimaran(prometheus)),
                   task(kube, "check", check=True, diff=True, trimaran=trimaran(prometheus, target_utilization=50)))
@@ -322,7 +322,7 @@ def test_metrics_server_provider_is_checked_through_the_cluster(kube: Any, sso: 
 
 
 def test_manual_pin_installs_that_version_and_leaves_the_upgrade_waiting(kube: Any, sso: Olm, rest: Rest,
-                                                                        tmp_path: Path) -> None:
+                                                                         tmp_path: Path) -> None:
     pinned = {"install_plan_approval": "Manual", "starting_csv": "secondaryscheduleroperator.v1.3.1"}
     results = run(tmp_path, task(kube, "install", **pinned), task(kube, "again", **pinned))
     install, again = results["install"], results["again"]

@@ -12,7 +12,14 @@ import pytest
 import yaml
 from playbook import REPO, run_playbook
 from standins.rest import Rest, path
-from test_secondary_scheduler import IMAGE, NAMESPACE, prometheus, rest, sso, trimaran  # noqa: F401 (fixtures)
+from test_secondary_scheduler import (  # noqa: F401 (fixtures)  # pylint: disable=unused-import
+    IMAGE,
+    NAMESPACE,
+    prometheus,
+    rest,
+    sso,
+    trimaran,
+)
 
 pytestmark = pytest.mark.needs_emulator  # as test_secondary_scheduler.py: its operand never became ready there
 

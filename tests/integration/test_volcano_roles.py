@@ -10,7 +10,12 @@ from typing import Any
 import yaml
 from kubernetes import client
 from playbook import REPO, run_playbook
-from test_operator_volcano import POLICY, SCHEDULER_CONF, WITHOUT_USAGE, target  # noqa: F401 (fixture)
+from test_operator_volcano import (  # noqa: F401 (fixture)  # pylint: disable=unused-import
+    POLICY,
+    SCHEDULER_CONF,
+    WITHOUT_USAGE,
+    target,
+)
 
 INSTALL = REPO / "playbooks" / "install.yml"
 UNINSTALL = REPO / "playbooks" / "uninstall.yml"

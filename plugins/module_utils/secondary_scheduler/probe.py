@@ -9,11 +9,10 @@ resolve it (use ``check_metric_provider: false`` otherwise).
 from __future__ import annotations
 
 import json
-import ssl
 import urllib.error
-import urllib.request
 from typing import Any, Optional
 
+from ansible.module_utils.urls import open_url
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.config import ConfigError
 
 TIMEOUT_SECONDS = 5.0
@@ -63,15 +62,12 @@ def _check_metrics_server(api_client: Any, field: str) -> dict:
 
 
 def _http_get(field: str, address: Any, url: str, token: Optional[str], insecure: bool) -> str:
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    headers = {"Accept": "application/json"}
     if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    context = ssl.create_default_context()
-    if insecure:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
+        headers["Authorization"] = f"Bearer {token}"
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS, context=context) as response:  # noqa: S310
+        response = open_url(url, headers=headers, validate_certs=not insecure, timeout=TIMEOUT_SECONDS)
+        with response:
             return response.read(1_000_000).decode("utf-8", "replace")
     except urllib.error.HTTPError as error:
         hint = " (check metricProvider.token)" if error.code in (401, 403) else ""

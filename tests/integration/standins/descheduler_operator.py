@@ -149,7 +149,7 @@ class DeschedulerOperator(StandIn):
             self._scale_down(kubedescheduler, message)
         elif outcome == LOG_ONLY_IGNORED:
             self._log_once("E", "controller.go:154", f'"Unhandled Error" err="key failed with : '
-                                                                      f'{message}"')
+                           f'{message}"')
         else:
             self._render(kubedescheduler, spec)
 

@@ -143,7 +143,7 @@ def test_load_aware_without_usage_plugin_is_an_error() -> None:
 
 def test_load_aware_with_another_metrics_source_is_an_error() -> None:
     other_address = pairing_problems(LOAD_AWARE_POLICY, scheduler(metrics={"type": "prometheus",
-                                                                            "address": "http://other:9090"}))
+                                                                           "address": "http://other:9090"}))
     assert fields(other_address) == ["volcano.policy.profiles[0].pluginConfig[1].args.metrics.address"]
     assert "http://other:9090" in other_address[0].message
     other_type = pairing_problems(LOAD_AWARE_POLICY, scheduler(metrics={"type": "prometheus_adapt"}))

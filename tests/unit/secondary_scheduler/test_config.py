@@ -45,7 +45,7 @@ ARGS = "scheduler_config.profiles[0].pluginConfig[0].args"
 def test_the_operator_example_and_the_built_configuration_pass() -> None:
     assert validate(TLP) == []
     built = trimaran_config(Trimaran("secondary-scheduler", metric_provider={"type": "Prometheus",
-                                                                            "address": "http://p:9090"}))
+                                                                             "address": "http://p:9090"}))
     assert validate(built) == []
     assert built["profiles"][0]["pluginConfig"][0]["args"]["metricProvider"] == {"type": "Prometheus",
                                                                                  "address": "http://p:9090"}
