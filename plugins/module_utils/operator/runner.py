@@ -3,7 +3,7 @@ was done step by step. Kept apart from the module so the module stays thin and t
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm, uninstall, upstream, volcano
@@ -41,15 +41,21 @@ def run_operator(params: Mapping[str, Any], check_mode: bool = False, want_diff:
 
     session = ClusterSession(build_api_client(params), check_mode=check_mode, want_diff=want_diff)
     result: dict[str, Any] = {"flavor": params["flavor"], "state": params["state"], "check_mode": check_mode}
+    return run_session(session, lambda: dispatch(session, params), result)
+
+
+def run_session(session: ClusterSession, steps: Callable[[], dict], result: dict[str, Any]) -> dict:
+    """Run the steps of a lifecycle module and add what they did to ``result``: a failure is returned (``failed``,
+    ``msg``) with the actions done so far, every action, the warnings and, in diff mode, the diffs."""
     try:
-        result.update(dispatch(session, params))
+        result.update(steps())
     except LifecycleError as error:
         result.update(failed=True, msg=error.message, **error.details)
     except ClusterError as error:
         describe = getattr(error, "describe", None)
         result.update(failed=True, msg=describe() if callable(describe) else str(error))
     result.update(changed=session.changed, actions=session.actions, warnings=session.warnings)
-    if want_diff:
+    if session.want_diff:
         result["diff"] = session.diffs
     return result
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import OlmRequest
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import run_session
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler import lifecycle
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.config import (
@@ -36,17 +35,7 @@ def run_secondary_scheduler(params: Mapping[str, Any], check_mode: bool = False,
 
     session = ClusterSession(build_api_client(params), check_mode=check_mode, want_diff=want_diff)
     result: dict[str, Any] = {"state": params["state"], "check_mode": check_mode}
-    try:
-        result.update(dispatch(session, params))
-    except LifecycleError as error:
-        result.update(failed=True, msg=error.message, **error.details)
-    except ClusterError as error:
-        describe = getattr(error, "describe", None)
-        result.update(failed=True, msg=describe() if callable(describe) else str(error))
-    result.update(changed=session.changed, actions=session.actions, warnings=session.warnings)
-    if want_diff:
-        result["diff"] = session.diffs
-    return result
+    return run_session(session, lambda: dispatch(session, params), result)
 
 
 def dispatch(session: ClusterSession, params: Mapping[str, Any]) -> dict:
