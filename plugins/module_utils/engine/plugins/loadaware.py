@@ -407,13 +407,7 @@ def _evict_pods(handle: PluginHandle, load: NodeLoad, pods: list[Pod], available
         return True
     reason = _reason(load)
     for pod in pods:
-        if not nu.tolerates_some_node(pod, taints):
-            handle.spare(pod, "no destination node whose taints it tolerates")
-            continue
-        if pod.namespace in excluded:
-            handle.spare(pod, "namespace excluded by evictableNamespaces")
-            continue
-        if not handle.pre_evict(pod):
+        if not nu.may_evict(handle, pod, taints, excluded):
             continue
         try:
             result = handle.evict(pod, reason)

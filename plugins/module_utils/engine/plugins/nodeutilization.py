@@ -58,6 +58,18 @@ def tolerates_some_node(pod: Pod, taints_by_node: list[list[dict]]) -> bool:
     return False
 
 
+def may_evict(handle: PluginHandle, pod: Pod, destination_taints: list[list[dict]], excluded: Iterable[str]) -> bool:
+    """evictPods' checks before an eviction, in upstream's order: a destination node whose taints the pod tolerates,
+    its namespace not excluded, then the pre-eviction filters. A pod that fails one is spared with the reason."""
+    if not tolerates_some_node(pod, destination_taints):
+        handle.spare(pod, "no destination node whose taints it tolerates")
+        return False
+    if pod.namespace in excluded:
+        handle.spare(pod, "namespace excluded by evictableNamespaces")
+        return False
+    return handle.pre_evict(pod)
+
+
 class NodeInfo:
     """One node's usage snapshot; ``cap`` is its absolute target (avail_cap), set once the node is classified."""
 
@@ -101,13 +113,7 @@ def evict_from_node(handle: PluginHandle, info: NodeInfo, pods: list[Pod], resou
         if node_limit is not None and evicted_here >= node_limit:
             handle.spare(pod, "plugin evictionLimits.node reached")
             break
-        if not tolerates_some_node(pod, destination_taints):
-            handle.spare(pod, "no destination node whose taints it tolerates")
-            continue
-        if pod.namespace in excluded_namespaces:
-            handle.spare(pod, "namespace excluded by evictableNamespaces")
-            continue
-        if not handle.pre_evict(pod):
+        if not may_evict(handle, pod, destination_taints, excluded_namespaces):
             continue
         try:
             usage = reader.pod(pod)
