@@ -10,11 +10,13 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Callable
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.9"
@@ -233,3 +235,20 @@ def eviction_recorder(kube: Any, delay: float = 0.0) -> EvictionRecorder:
     if getattr(kube, "is_emulator", False):
         return EvictionRecorder(kube, delay=delay)
     return ProxyEvictionRecorder(kube, delay=delay)
+
+
+def journal_entries(path: Path) -> list[dict[str, Any]]:
+    """The evict journal's entries (JSON lines; a line cut short by a killed run is skipped)."""
+    entries = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            continue
+    return entries
+
+
+def evicted_uids(kube: Any, namespace: str, plan: dict[str, Any]) -> set[str]:
+    """The plan's pods the API server no longer has (or has terminating)."""
+    live = {pod["metadata"]["uid"] for pod in pods_of(kube, namespace)}
+    return {entry["uid"] for entry in plan["evictions"]} - live

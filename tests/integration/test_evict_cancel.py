@@ -18,7 +18,16 @@ from typing import Any
 
 import pytest
 import yaml
-from evict_helpers import create, node, plan_of, pods_of, ready_replicas, replicaset, wait_for
+from evict_helpers import (
+    create,
+    evicted_uids,
+    journal_entries,
+    node,
+    plan_of,
+    ready_replicas,
+    replicaset,
+    wait_for,
+)
 from playbook import ansible_env, executable, run_tasks
 from process_tree import descendants
 
@@ -40,16 +49,6 @@ def cluster(kube: Any) -> Any:
 
 def evict_args(kube: Any, **options: Any) -> dict[str, Any]:
     return {"kubeconfig": str(kube.kubeconfig), "context": kube.context, **FAST, **options}
-
-
-def journal_entries(path: Path) -> list[dict[str, Any]]:
-    entries = []
-    for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            entries.append(json.loads(line))
-        except ValueError:
-            continue
-    return entries
 
 
 def start_playbook(directory: Path, task: dict[str, Any]) -> subprocess.Popen:
@@ -84,12 +83,6 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return state not in ("Z", "X")
-
-
-def evicted_uids(kube: Any, namespace: str, plan: dict[str, Any]) -> set[str]:
-    """The plan's pods the API server no longer has (or has terminating)."""
-    live = {pod["metadata"]["uid"] for pod in pods_of(kube, namespace)}
-    return {entry["uid"] for entry in plan["evictions"]} - live
 
 
 def accepted(journal: Path) -> int:

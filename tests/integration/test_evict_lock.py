@@ -19,7 +19,16 @@ from typing import Any
 
 import pytest
 import yaml
-from evict_helpers import create, node, plan_of, pods_of, ready_replicas, replicaset, wait_for
+from evict_helpers import (
+    create,
+    evicted_uids,
+    journal_entries,
+    node,
+    plan_of,
+    ready_replicas,
+    replicaset,
+    wait_for,
+)
 from playbook import ansible_env, executable, run_tasks
 from process_tree import descendants, kill_tree
 
@@ -58,21 +67,6 @@ def finished(playbook: subprocess.Popen, directory: Path) -> dict[str, Any]:
     playbook.wait(timeout=300)
     assert (directory / "result.json").exists(), (directory / "stdout").read_text()[-3000:]
     return json.loads((directory / "result.json").read_text())
-
-
-def evicted_uids(kube: Any, namespace: str, plan: dict[str, Any]) -> set[str]:
-    live = {pod["metadata"]["uid"] for pod in pods_of(kube, namespace)}
-    return {entry["uid"] for entry in plan["evictions"]} - live
-
-
-def journal_entries(path: Path) -> list[dict[str, Any]]:
-    entries = []
-    for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            entries.append(json.loads(line))
-        except ValueError:
-            continue
-    return entries
 
 
 def journal_events(path: Path, event: str) -> list[dict[str, Any]]:
