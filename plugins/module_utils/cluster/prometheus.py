@@ -1,9 +1,15 @@
-"""Prometheus instant queries, as upstream's Prometheus client sends them (``GET /api/v1/query?query=...&time=...``).
+"""Prometheus instant queries, as upstream's Prometheus client (client_golang api/prometheus/v1) sends them: a form
+``POST /api/v1/query`` (``query=...&time=...``), and the same parameters as ``GET /api/v1/query?...`` when the server
+answers the POST with 405 Method Not Allowed or 501 Not Implemented (a read-only proxy, an old Prometheus).
 
 The bearer token comes, in this order, from ``prometheus_token``, from a Secret like upstream's
 ``authToken.secretReference`` (key ``prometheusAuthToken``), or from the cluster connection's own token (upstream's
 in-cluster mode sends the service account token). The answer is returned as the parsed JSON body so it can be
 recorded and replayed offline; engine/metrics.py reads it.
+
+``LiveQueries`` answers queries on demand, one Prometheus per address (Volcano's LoadAware sends one query per node
+and pod to its ``metrics.address``): a Prometheus that cannot be reached or refuses the token is asked once, and
+every later query to it gets the same error instead of another timeout.
 """
 
 from __future__ import annotations
@@ -37,27 +43,90 @@ class PrometheusConnection:
 
 def query_instant(connection: PrometheusConnection, query: str, at: float) -> dict:
     """The JSON body of one instant query evaluated at ``at`` (seconds since the epoch)."""
-    import urllib3  # a dependency of the kubernetes client
+    return PrometheusClient(connection).query(query, at)
 
-    if not connection.url.startswith(("http://", "https://")):
-        raise PrometheusError(f"prometheus_url {connection.url!r} is not an http(s) URL; give e.g. "
-                              "https://prometheus-k8s-openshift-monitoring.apps.example.com")
-    pool = urllib3.PoolManager(cert_reqs="CERT_REQUIRED" if connection.validate_certs else "CERT_NONE",
-                               ca_certs=connection.ca_cert or None)
-    if not connection.validate_certs:
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-    url = connection.url.rstrip("/") + "/api/v1/query?" + urlencode({"query": query, "time": f"{at:.3f}"})
-    headers = {"Accept": "application/json"}
-    if connection.token:
-        headers["Authorization"] = f"Bearer {connection.token}"
-    try:
-        response = pool.request("GET", url, headers=headers, timeout=connection.timeout, retries=False)
-    except urllib3.exceptions.HTTPError as exc:
-        hint = ("check prometheus_ca_cert or prometheus_validate_certs" if "ssl" in str(exc).lower()
-                or "certificate" in str(exc).lower() else "check prometheus_url and that it is reachable from here")
-        message = f"cannot reach Prometheus at {connection.url} for query {query!r}: {exc} ({hint})"
-        raise PrometheusError(message) from exc
-    return _answer(connection, query, response.status, response.data)
+
+# client_golang's DoGetFallback: these answers to the POST mean "this server only takes GET"
+GET_FALLBACK_STATUSES = (405, 501)
+
+
+class PrometheusClient:
+    """One Prometheus, its connections kept open across queries (a plan may send thousands)."""
+
+    def __init__(self, connection: PrometheusConnection) -> None:
+        import urllib3  # a dependency of the kubernetes client
+
+        if not connection.url.startswith(("http://", "https://")):
+            raise PrometheusError(f"prometheus_url {connection.url!r} is not an http(s) URL; give e.g. "
+                                  "https://prometheus-k8s-openshift-monitoring.apps.example.com")
+        self.connection = connection
+        self._pool = urllib3.PoolManager(cert_reqs="CERT_REQUIRED" if connection.validate_certs else "CERT_NONE",
+                                         ca_certs=connection.ca_cert or None)
+        if not connection.validate_certs:
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+
+    def query(self, query: str, at: float) -> dict:
+        """POST the form; on 405/501 send the same parameters as a GET, as client_golang does."""
+        form = urlencode({"query": query, "time": f"{at:.3f}"})
+        endpoint = self.connection.url.rstrip("/") + "/api/v1/query"
+        headers = {"Accept": "application/json"}
+        if self.connection.token:
+            headers["Authorization"] = f"Bearer {self.connection.token}"
+        status, data = self._send("POST", endpoint, query, form,
+                                  {**headers, "Content-Type": "application/x-www-form-urlencoded"})
+        if status in GET_FALLBACK_STATUSES:
+            status, data = self._send("GET", f"{endpoint}?{form}", query, None, headers)
+        return _answer(self.connection, query, status, data)
+
+    def _send(self, method: str, url: str, query: str, body: Optional[str],
+              headers: dict[str, str]) -> tuple[int, bytes]:
+        import urllib3
+
+        try:
+            response = self._pool.request(method, url, body=body, headers=headers, timeout=self.connection.timeout,
+                                          retries=False)
+        except urllib3.exceptions.HTTPError as exc:
+            text = str(exc).lower()
+            hint = ("check prometheus_ca_cert or prometheus_validate_certs" if "ssl" in text or "certificate" in text
+                    else "check prometheus_url and that it is reachable from here")
+            message = f"cannot reach Prometheus at {self.connection.url} for query {query!r}: {exc} ({hint})"
+            raise PrometheusError(message) from exc
+        return response.status, response.data
+
+
+class LiveQueries:
+    """Instant queries at one moment, sent on demand to the Prometheus at an address (or to ``url`` when given,
+    which then replaces every address: a route or port-forward to the in-cluster Prometheus)."""
+
+    def __init__(self, at: float, url: Optional[str] = None, token: Optional[str] = None,
+                 ca_cert: Optional[str] = None, validate_certs: bool = True, problem: Optional[str] = None) -> None:
+        self.at = at
+        self.url = url
+        self.token = token
+        self.ca_cert = ca_cert
+        self.validate_certs = validate_certs
+        self.problem = problem  # e.g. the token Secret could not be read: every query fails with it
+        self.sent: list[str] = []
+        self._clients: dict[str, PrometheusClient] = {}
+        self._failures: dict[str, str] = {}
+
+    def __call__(self, query: str, address: str) -> dict:
+        """The answer's JSON body; PrometheusError (remembered for that Prometheus) when it cannot answer."""
+        if self.problem:
+            raise PrometheusError(self.problem)
+        url = self.url or address
+        if url in self._failures:
+            raise PrometheusError(self._failures[url])
+        try:
+            client = self._clients.get(url)
+            if client is None:
+                client = self._clients[url] = PrometheusClient(
+                    PrometheusConnection(url, self.token, self.ca_cert, self.validate_certs))
+            self.sent.append(query)
+            return client.query(query, self.at)
+        except PrometheusError as exc:
+            self._failures[url] = str(exc)
+            raise
 
 
 def _answer(connection: PrometheusConnection, query: str, status: int, data: bytes) -> dict:

@@ -11,9 +11,11 @@ Usage interface (for plugins such as LowNodeUtilization or LoadAware):
   ``UsageUnavailable`` with upstream's message when the node has none.
 - ``actual.pod_usage(namespace, name, resources)`` → ``{"cpu": millis, "memory": bytes}`` summed over the PodMetrics
   containers, or raises ``UsageUnavailable`` (upstream then skips the pod).
-- ``actual.prometheus_values(query)`` → ``{instance: float}`` the raw sample values of the recorded or fetched
-  instant-query answer; ``actual.prometheus_usage(query, node_names)`` → ``{node: int(value*100)}`` as upstream's
-  ``MetricResource`` mode reads it, raising ``UsageUnavailable`` when a node is missing or a sample is out of [0, 1].
+- ``actual.prometheus_values(query, address=None)`` → ``{instance: float}`` the raw sample values of the recorded or
+  fetched instant-query answer; a caller naming the Prometheus ``address`` it queries (Volcano's LoadAware) gets
+  the query sent live through ``actual.live_query`` when no answer was recorded;
+  ``actual.prometheus_usage(query, node_names)`` → ``{node: int(value*100)}`` as upstream's ``MetricResource`` mode
+  reads it, raising ``UsageUnavailable`` when a node is missing or a sample is out of [0, 1].
 - ``actual.kubernetes_metrics`` is False when no NodeMetrics/PodMetrics were recorded or served at all.
 - ``actual.warnings``: stale samples (older than ``STALE_SECONDS`` before ``now``) and the like, for the plan.
 
@@ -28,7 +30,7 @@ builds one from the snapshot's own metrics objects (``actual_for``). Plugins rec
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
@@ -46,6 +48,8 @@ NODE_RESOURCES = ("cpu", "memory")
 # a recorded sample older than that before `now` is not what a query at `now` would return.
 STALE_SECONDS = 300.0
 ANY_QUERY = None
+# (query, address) → the JSON body of Prometheus' answer; raises UsageUnavailable when that Prometheus cannot answer
+LiveQuery = Callable[[str, str], Any]
 
 
 class MetricsError(EngineError):
@@ -152,6 +156,9 @@ class ActualUsage:
         self.kubernetes_metrics = kubernetes_metrics
         self.warnings = warnings
         self.prometheus_unavailable: Optional[str] = None  # set by a live source that could not be queried
+        # sends a query nobody recorded (set by the plan module on a live cluster or with prometheus_url)
+        self.live_query: Optional[LiveQuery] = None
+        self.fetched: dict[str, Any] = {}  # query → body of each answer fetched live, as prometheus_result takes it
         self.metrics_api_problem: Optional[str] = None  # why a live metrics API could not be read
         # which metrics clients upstream would have built from the policy; None = not known, not checked
         self.collector_enabled: Optional[bool] = None
@@ -237,8 +244,10 @@ class ActualUsage:
                 totals[resource] = totals.get(resource, 0) + _quantity(amount, f"PodMetrics {namespace}/{name}")
         return {r: scaled(r, amount) for r, amount in totals.items()}
 
-    def prometheus_answer(self, query: str) -> PrometheusAnswer:
+    def prometheus_answer(self, query: str, address: Optional[str] = None) -> PrometheusAnswer:
         answer = self._prometheus.get(query) or self._prometheus.get(ANY_QUERY)
+        if answer is None and address and self.live_query is not None:
+            answer = self._fetch(query, address)
         if answer is None:
             if self.prometheus_unavailable:
                 raise UsageUnavailable(self.prometheus_unavailable)
@@ -248,8 +257,21 @@ class ActualUsage:
             raise UsageUnavailable(f"{answer.problem} (query {query!r})")
         return answer
 
-    def prometheus_values(self, query: str) -> dict[str, float]:
-        return dict(self.prometheus_answer(query).values)
+    def prometheus_values(self, query: str, address: Optional[str] = None) -> dict[str, float]:
+        return dict(self.prometheus_answer(query, address).values)
+
+    def _fetch(self, query: str, address: str) -> PrometheusAnswer:
+        """Send the query live once; the answer is kept (and read) exactly as a recorded one would be."""
+        assert self.live_query is not None
+        body = self.live_query(query, address)
+        try:
+            answer = parse_prometheus_answer(body, query, f"the live answer to {query!r}")
+        except MetricsError as exc:  # not the shape of an answer: this query has no usable data, like a failed one
+            raise UsageUnavailable(str(exc)) from exc
+        self._prometheus[query] = answer
+        self.fetched[query] = body
+        self.warnings.extend(f"Prometheus warning for {query!r}: {text}" for text in _answer_warnings(body))
+        return answer
 
     def prometheus_usage(self, query: str, node_names: Iterable[str]) -> dict[str, int]:
         """upstream NodeUsageFromPrometheusMetrics + sync: int64(value*100) per node; every node must be there."""

@@ -2,7 +2,8 @@
 live (the metrics.k8s.io API and Prometheus), attached to the snapshot as the engine's ActualUsage.
 
 Only what the policy needs is read live: NodeMetrics/PodMetrics when a LowNodeUtilization uses KubernetesMetrics
-(or metricsServer), and each Prometheus query not already answered by ``prometheus_result``.
+(or metricsServer), and each Prometheus query not already answered by ``prometheus_result``. Volcano's LoadAware
+queries name each node and pod, so they are sent when the plugin first reads them (``ActualUsage.live_query``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics i
     ANY_QUERY,
     METRICS_KINDS,
     ActualUsage,
+    LiveQuery,
     MetricsError,
+    UsageUnavailable,
     attach,
     metrics_needs,
     provider_secret,
@@ -86,6 +89,7 @@ def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], policy: Mappin
     actual = attach(snapshot, results, now, extra_objects=extra + live_objects)
     actual.metrics_api_problem = problem
     actual.prometheus_unavailable = unavailable
+    actual.live_query = _loadaware_queries(params, document, api_client, client_factory, now)
     if api_client is not None and _uses_migration_aware(document) and not snapshot.kubevirt_objects:
         snapshot.kubevirt_objects.extend(_read_kubevirt_state(api_client, params.get("page_size") or 500))
     return actual
@@ -162,6 +166,46 @@ def _query_prometheus(queries: list[str], params: Mapping[str, Any], document: M
         return {q: prom.query_instant(connection, q, now) for q in queries}, None
     except prom.PrometheusError as exc:
         return {}, str(exc)
+
+
+def _loadaware_queries(params: Mapping[str, Any], document: Mapping[str, Any], api_client: Any,
+                       client_factory: Callable[[], Any], now: float) -> Optional[LiveQuery]:
+    """Sends Volcano LoadAware's queries to its metrics.address (or prometheus_url, which replaces it), at ``now``.
+
+    An offline plan sends them only when prometheus_url is given. Volcano's client sends no token, so none is sent
+    unless prometheus_token or prometheus_token_secret is given (the connection's own token is not handed to
+    whatever metrics.address names).
+    """
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware import (
+        prometheus_addresses,
+    )
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import unwrap_addon_policy
+
+    try:
+        addresses = prometheus_addresses(unwrap_addon_policy(document)[0])
+    except EngineError:
+        return None  # a broken CCE add-on policy: load_policy reports it
+    url = params.get("prometheus_url") or None
+    if not addresses or (url is None and api_client is None):
+        return None
+    token, problem = params.get("prometheus_token") or None, None
+    secret = params.get("prometheus_token_secret") or {}
+    if token is None and secret.get("name"):
+        try:
+            token = prom.token_from_secret(api_client or client_factory(), secret.get("namespace"), secret["name"])
+        except prom.PrometheusError as exc:
+            problem = str(exc)  # every query reports it, as an unreachable Prometheus would be
+    live = prom.LiveQueries(now, url, token, params.get("prometheus_ca_cert"),
+                            params.get("prometheus_validate_certs", True) is not False, problem)
+
+    def query(text: str, address: str) -> Any:
+        try:
+            return live(text, address)
+        except prom.PrometheusError as exc:
+            raise UsageUnavailable(str(exc)) from exc
+
+    return query
 
 
 def _token(params: Mapping[str, Any], document: Mapping[str, Any], api_client: Any,

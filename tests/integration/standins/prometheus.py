@@ -1,8 +1,11 @@
-"""A stand-in Prometheus HTTP API: ``GET /api/v1/query`` answers instant queries from a table, like Prometheus.
+"""A stand-in Prometheus HTTP API: ``/api/v1/query`` answers instant queries from a table, like Prometheus, sent
+as a form ``POST`` (what Prometheus' Go client sends first) or a ``GET``; ``refuse_post=405`` (or 501) answers
+POST with that status, as a read-only proxy in front of Prometheus does.
 
 Answers are ``{status: success, data: {resultType: vector, result: [...]}}`` with one sample per node (label
 ``instance``) evaluated at the request's ``time``; an unknown query gets an empty vector, a request without the
-expected bearer token a 401 as the OpenShift monitoring route's oauth proxy gives. Requests are recorded.
+expected bearer token a 401 as the OpenShift monitoring route's oauth proxy gives. Requests are recorded
+(``method``, ``path``, the parameters as ``query`` whether they came in the URL or the form, ``authorization``).
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from urllib.parse import parse_qs, urlsplit
 
 
 class PrometheusStandIn:
-    def __init__(self, answers: dict[str, dict[str, Any]], token: str | None = None) -> None:
+    def __init__(self, answers: dict[str, dict[str, Any]], token: str | None = None,
+                 refuse_post: int | None = None) -> None:
         self.answers = answers  # query → {instance: value (float or raw string)}
         self.token = token
+        self.refuse_post = refuse_post
         self.requests: list[dict[str, Any]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -46,13 +51,27 @@ class PrometheusStandIn:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 parts = urlsplit(self.path)
-                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                standin.requests.append({"path": parts.path, "query": query,
+                self._serve("GET", parts.path, {k: v[0] for k, v in parse_qs(parts.query).items()})
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                parts = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                form = self.rfile.read(length).decode() if length else ""
+                params = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                if self.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
+                    params.update({k: v[0] for k, v in parse_qs(form).items()})
+                self._serve("POST", parts.path, params)
+
+            def _serve(self, method: str, path: str, query: dict[str, str]) -> None:
+                standin.requests.append({"method": method, "path": path, "query": query,
                                          "authorization": self.headers.get("Authorization")})
+                if method == "POST" and standin.refuse_post:
+                    self._send(standin.refuse_post, {"error": "POST is not allowed here"})
+                    return
                 if standin.token and self.headers.get("Authorization") != f"Bearer {standin.token}":
                     self._send(401, {"error": "Unauthorized"})
                     return
-                if parts.path != "/api/v1/query" or "query" not in query:
+                if path != "/api/v1/query" or "query" not in query:
                     self._send(400, {"status": "error", "errorType": "bad_data", "error": "missing query"})
                     return
                 at = float(query.get("time") or 0)

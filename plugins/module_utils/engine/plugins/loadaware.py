@@ -7,8 +7,10 @@ while the thresholds are percentages of allocatable. Pods are evicted biggest me
 
 Usage comes from the engine's metrics input (engine/metrics.py, ``ActualUsage``): Prometheus answers are looked up
 by the exact query Volcano sends (``node_queries``/``pod_queries``; custom metrics by their name, one sample per node
-labelled ``instance``), PodMetrics for pods in adaptor mode. What Volcano does when data is missing is kept: a node
-without an answer counts as 0% used (a warning names it), a pod without metrics sorts last and frees nothing.
+labelled ``instance``), PodMetrics for pods in adaptor mode. A query with no recorded answer is sent live to
+``metrics.address`` (or the plan's ``prometheus_url``) when the plan module set up live queries, as Volcano sends it.
+What Volcano does when data is missing is kept: a node without an answer counts as 0% used (a warning names it and
+why), a pod without metrics sorts last and frees nothing.
 
 Volcano also enables LoadAware as a PreEvictionFilter of every profile that balances with it: with ``nodeFit: true``
 a pod of that profile is evicted only if another ready node matching ``nodeSelector`` fits it (requests) and is not
@@ -168,11 +170,12 @@ def _decimal(number: float) -> Decimal:
 class UsageSource:
     """Volcano's metrics client for one run: node fractions and pod usage, with what was missing."""
 
-    def __init__(self, handle: PluginHandle, kind: str, duration: str) -> None:
+    def __init__(self, handle: PluginHandle, kind: str, duration: str, address: str = "") -> None:
         self.actual = actual_usage(handle)
         self.kind = kind
         self.duration = duration
-        self.missing: list[str] = []
+        self.address = address  # Volcano's metrics.address: where a query nobody recorded is sent live
+        self.missing: list[tuple[str, str]] = []  # (what had no data, why)
         self.adaptor: dict[str, dict[str, float]] = {}
         if kind == ADAPTOR:
             self._read_custom_metrics()
@@ -183,7 +186,7 @@ class UsageSource:
             try:
                 values = self.actual.prometheus_values(metric)
             except UsageUnavailable as exc:
-                self.missing.append(f"custom metric {metric}: {exc}")
+                self.missing.append((f"custom metric {metric}", str(exc)))
                 return
             self.adaptor[resource] = values
 
@@ -193,13 +196,13 @@ class UsageSource:
         fractions = {}
         for resource, query in zip(("cpu", "memory"), node_queries(node.name, self.duration), strict=True):
             try:
-                values = self.actual.prometheus_values(query)
+                values = self.actual.prometheus_values(query, self.address)
             except UsageUnavailable as exc:  # no answer, an error answer or a non-numeric sample
-                self.missing.append(f"{node.name} {resource}: {exc}")
+                self.missing.append((f"{node.name} {resource}", str(exc)))
                 values = {}
             else:
                 if not values:  # "no data found"
-                    self.missing.append(f"{node.name} {resource}: empty answer to {query}")
+                    self.missing.append((f"{node.name} {resource}", f"empty answer to {query}"))
             fractions[resource] = next(iter(values.values()), 0.0)  # only the first series is read; else 0
         return fractions
 
@@ -214,7 +217,7 @@ class UsageSource:
         found: dict[str, Decimal] = {}
         for resource, query in zip(("cpu", "memory"), pod_queries(pod.name, self.duration), strict=True):
             try:
-                values = self.actual.prometheus_values(query)
+                values = self.actual.prometheus_values(query, self.address)
             except UsageUnavailable:
                 continue
             if values:
@@ -361,7 +364,9 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     if problem is not None:
         handle.state.warnings.append(f"profile {handle.profile}: {NAME}: {problem}")
         return
-    source = UsageSource(handle, args["metrics"]["type"], str(args.get("duration") or DEFAULT_DURATION))
+    metrics = args["metrics"]
+    source = UsageSource(handle, metrics["type"], str(args.get("duration") or DEFAULT_DURATION),
+                         str(metrics.get("address") or ""))
     loads = node_loads(handle, source)
     _warn_missing(handle, source)
     applied = set_thresholds(handle, loads, low, high, deviation)
@@ -450,14 +455,44 @@ def _show(resource: str, amount: Decimal) -> str:
 
 
 def _warn_missing(handle: PluginHandle, source: UsageSource) -> None:
+    """One warning; entries failing for the same reason (an unreachable Prometheus fails them all) share it."""
     if not source.missing:
         return
-    named = "; ".join(source.missing[:MAX_NAMED])
-    more = f" and {len(source.missing) - MAX_NAMED} more" if len(source.missing) > MAX_NAMED else ""
+    reasons: dict[str, list[str]] = {}
+    for what, why in source.missing:
+        reasons.setdefault(why, []).append(what)
+    parts = []
+    for why, where in list(reasons.items())[:MAX_NAMED]:
+        more = f" and {len(where) - MAX_NAMED} more" if len(where) > MAX_NAMED else ""
+        parts.append(f"{', '.join(where[:MAX_NAMED])}{more} ({why})")
+    if len(reasons) > MAX_NAMED:
+        parts.append(f"{len(reasons) - MAX_NAMED} more reasons")
     handle.state.warnings.append(
-        f"profile {handle.profile}: {NAME}: no usage data for {named}{more}: Volcano's descheduler counts such a "
-        "node as 0% used. The plan does not send LoadAware's queries itself: record Prometheus' answers to them "
-        "(prometheus_result keyed by query; docs/engine.md lists the queries)")
+        f"profile {handle.profile}: {NAME}: no usage data for {'; '.join(parts)}: Volcano's descheduler counts such a "
+        f"node as 0% used. {_data_hint(source)}")
+
+
+def _data_hint(source: UsageSource) -> str:
+    if source.kind == ADAPTOR:
+        return (f"Record the custom metrics {NODE_CPU_METRIC}/{NODE_MEMORY_METRIC} (prometheus_result keyed by "
+                "metric name)")
+    return ("Make Prometheus answer LoadAware's queries (its 'instance' label must be the node name), or record the "
+            "answers (prometheus_result keyed by query; docs/engine.md lists the queries); a plan of a live cluster, "
+            "or with prometheus_url, sends them to metrics.address or prometheus_url")
+
+
+def prometheus_addresses(document: Mapping[str, Any]) -> list[str]:
+    """The metrics.address of every LoadAware using Prometheus in a DeschedulerPolicy: where Volcano sends queries."""
+    addresses: list[str] = []
+    for profile in document.get("profiles") or []:
+        for config in (profile or {}).get("pluginConfig") or []:
+            if not isinstance(config, Mapping) or config.get("name") != NAME:
+                continue
+            metrics = (config.get("args") or {}).get("metrics") if isinstance(config.get("args"), Mapping) else None
+            if isinstance(metrics, Mapping) and metrics.get("type") == PROMETHEUS and metrics.get("address"):
+                if str(metrics["address"]) not in addresses:
+                    addresses.append(str(metrics["address"]))
+    return addresses
 
 
 def _record_reading(handle: PluginHandle, source: UsageSource, loads: Iterable[NodeLoad],
