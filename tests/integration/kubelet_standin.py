@@ -9,7 +9,9 @@ every pod through the real API server with the `kubernetes` client and:
 - marks a bound pod Running and Ready, with a running status for each container, as a kubelet would once its
   containers started;
 - finishes graceful deletes: once a bound pod has a deletionTimestamp it deletes it with gracePeriodSeconds=0,
-  as a kubelet does when the containers stopped (finalizers still hold the pod, as on a real cluster).
+  as a kubelet does when the containers stopped (finalizers still hold the pod, as on a real cluster);
+- serves container logs to the API server (`kubectl logs`) over HTTPS, and points a node at that server once a pod
+  on it has a log (kubelet_logs.py: a log is written as a pod annotation with `write_pod_log`).
 
 Pods whose status a test writes itself (`hands_off`) are never bound or marked, only their deletes finished:
 a test that loads a Pending or Failed pod keeps it that way.
@@ -23,6 +25,8 @@ import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
+
+from kubelet_logs import ContainerLogServer, has_pod_log, register_node
 
 LOG = logging.getLogger(__name__)
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -89,16 +93,19 @@ class KubeletStandIn:
         self._hands_off_uids: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="kubelet-standin", daemon=True)
         self.errors: list[str] = []
+        self.logs = ContainerLogServer(api_client)
 
     # ---- public ------------------------------------------------------------------------------------------------
 
     def start(self) -> KubeletStandIn:
+        self.logs.start()
         self._thread.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+        self.logs.stop()
 
     def leave_scheduling_to(self, *scheduler_names: str) -> None:
         """Pods naming one of these schedulers (a kube-scheduler a test started) are not bound by the stand-in."""
@@ -158,6 +165,9 @@ class KubeletStandIn:
                 if spec.get("nodeName") and metadata.get("deletionGracePeriodSeconds") != 0:
                     self._finish_delete(pod)
                 return
+            if spec.get("nodeName") and has_pod_log(metadata):
+                # A pod with a log: its node's kubelet must be reachable, as a real one registers itself.
+                register_node(self._core.api_client, spec["nodeName"], self.logs.port)
             if self._is_hands_off(metadata):
                 return
             if not spec.get("nodeName"):

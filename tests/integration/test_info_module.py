@@ -1,5 +1,10 @@
 """descheduler.fleet.info through real ansible-playbook runs: the flavors, the operator's facts, the operand's mode and
-the evictions parsed from log lines in the operand's real klog format."""
+the evictions parsed from log lines in the operand's real klog format.
+
+The logs are read as `pods/log` from the API server. On the test control plane the kube-apiserver asks the kubelet
+stand-in for them (tests/integration/kubelet_logs.py): a log is what a stand-in or the test wrote, over HTTP, as the
+pod's log annotation. On the emulator it serves them from its own log buffers.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubelet_logs import write_pod_log
 from operator_support import (
     BASE_SPEC,
     assert_succeeded,
     descheduler_operator,
     info_task,
     kd_task,
+    node,
     operator_for,
     run_ok,
 )
@@ -73,7 +80,6 @@ def test_operator_installed_by_olm(kube: Any, installed_by_olm: Any, tmp_path: P
     assert results["info"]["evictions"] is None
 
 
-@pytest.mark.needs_emulator  # the operand's log is a pod log: served by a kubelet, which a bare control plane lacks
 def test_operator_installed_by_olm_with_predictive_evictions(kube: Any, installed_by_olm: Any,
                                                              tmp_path: Path) -> None:
     run_ok(tmp_path, [kd_task(kube, "kd", spec={**BASE_SPEC, "profiles": ["LifecycleAndUtilization"]})])
@@ -135,7 +141,6 @@ def test_no_descheduler(kube: Any, tmp_path: Path) -> None:
     assert results["info"]["evictions"] is None
 
 
-@pytest.mark.needs_emulator  # the operand's log is a pod log (no kubelet on the control plane)
 def test_operator_without_olm_objects_and_automatic_mode(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     """A KubeDescheduler alone is enough to find the operator; Automatic mode logs real evictions."""
     run_ok(tmp_path, [kd_task(kube, "kd", spec={**BASE_SPEC, "mode": "Automatic",
@@ -152,30 +157,88 @@ def test_operator_without_olm_objects_and_automatic_mode(kube: Any, operator_sta
     assert info["evictions"]["profile_key_logged"] is False
 
 
-@pytest.mark.needs_emulator  # the descheduler's log is a pod log (no kubelet on the control plane)
-def test_upstream_descheduler(emulator: Any, tmp_path: Path) -> None:
-    policy = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"
-    labels = {"app.kubernetes.io/name": "descheduler", "app.kubernetes.io/instance": "descheduler"}
-    emulator.load([
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "descheduler", "namespace": "kube-system"},
-         "data": {"policy.yaml": policy}},
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "descheduler", "namespace": "kube-system"},
-         "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
-             "metadata": {"labels": labels},
-             "spec": {"containers": [{"name": "descheduler", "image": "registry.k8s.io/descheduler/descheduler:v0.36.0",
-                                      "command": ["/bin/descheduler"],
-                                      "args": ["--policy-config-file=/policy-dir/policy.yaml",
-                                               "--descheduling-interval=5m", "--dry-run", "--v=3"]}],
-                      "volumes": [{"name": "policy-volume", "configMap": {"name": "descheduler"}}]}}},
-         "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
-                    "availableReplicas": 1}},
-        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "descheduler-5b8f-abcde", "namespace": "kube-system",
-                                                         "labels": labels, "creationTimestamp": "2026-06-27T10:00:00Z"},
-         "spec": {"containers": [{"name": "descheduler", "image": "registry.k8s.io/descheduler/descheduler:v0.36.0"}]},
-         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
-    ])
-    emulator.set_pod_log("kube-system", "descheduler-5b8f-abcde", PREDICTIVE_LOG)
-    process, results = run_tasks(tmp_path, [info_task(emulator, "info")])
+UPSTREAM_LABELS = {"app.kubernetes.io/name": "descheduler", "app.kubernetes.io/instance": "descheduler"}
+UPSTREAM_POLICY = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"
+
+
+def upstream_objects(with_status: bool) -> list[dict[str, Any]]:
+    """The Helm chart's ConfigMap and Deployment; with the status and the pod a rolled-out chart has, for a server
+    with no controllers (the emulator)."""
+    deployment: dict[str, Any] = {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "descheduler", "namespace": "kube-system"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": UPSTREAM_LABELS}, "template": {
+            "metadata": {"labels": UPSTREAM_LABELS},
+            "spec": {"containers": [{"name": "descheduler", "image": "registry.k8s.io/descheduler/descheduler:v0.36.0",
+                                     "command": ["/bin/descheduler"],
+                                     "args": ["--policy-config-file=/policy-dir/policy.yaml",
+                                              "--descheduling-interval=5m", "--dry-run", "--v=3"]}],
+                     "volumes": [{"name": "policy-volume", "configMap": {"name": "descheduler"}}]}}}}
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "descheduler", "namespace": "kube-system"},
+                 "data": {"policy.yaml": UPSTREAM_POLICY}}
+    objects = [configmap, deployment]
+    if with_status:
+        deployment["status"] = {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
+                                "availableReplicas": 1}
+        objects.append({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "descheduler-5b8f-abcde", "namespace": "kube-system", "labels": UPSTREAM_LABELS,
+                         "creationTimestamp": "2026-06-27T10:00:00Z"},
+            "spec": {"containers": [{"name": "descheduler",
+                                     "image": "registry.k8s.io/descheduler/descheduler:v0.36.0"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+    return objects
+
+
+def running_upstream_pod(kube: Any) -> str:
+    """The name of the descheduler pod: the one loaded on the emulator, the Deployment's on a real server once the
+    kubelet stand-in runs it."""
+    if getattr(kube, "is_emulator", False):
+        return "descheduler-5b8f-abcde"
+    selector = ",".join(f"{k}={v}" for k, v in UPSTREAM_LABELS.items())
+    with kube.api_client() as client:
+        rest = Rest(client)
+
+        def ready() -> list[dict[str, Any]]:
+            pods = rest.list(path("v1", "pods", "kube-system"), label_selector=selector)
+            return [p for p in pods if any(c.get("type") == "Ready" and c.get("status") == "True"
+                                           for c in (p.get("status") or {}).get("conditions") or [])]
+
+        wait_until(lambda: len(ready()) == 1, what="the descheduler pod to be ready")
+        return ready()[0]["metadata"]["name"]
+
+
+def set_pod_log(kube: Any, namespace: str, pod: str, container: str, text: str) -> None:
+    """What the container printed: into the emulator's buffers, or (a real server) the kubelet stand-in's
+    annotation, written over HTTP."""
+    if getattr(kube, "is_emulator", False):
+        kube.set_pod_log(namespace, pod, text, container)
+        return
+    with kube.api_client() as client:
+        write_pod_log(client, namespace, pod, container, text)
+
+
+@pytest.fixture
+def upstream_descheduler(kube: Any) -> Iterator[str]:
+    """The upstream descheduler as its Helm chart installs it in kube-system (which outlives the test: removed at
+    the end); yields its pod's name."""
+    if getattr(kube, "is_external", False):
+        pytest.skip("a tester's cluster may well run a descheduler in kube-system")
+    on_emulator = getattr(kube, "is_emulator", False)
+    if not on_emulator:
+        kube.load([node("worker-1")])  # where the kubelet stand-in runs the descheduler pod
+    try:
+        kube.load(upstream_objects(with_status=on_emulator))
+        yield running_upstream_pod(kube)
+    finally:
+        if not on_emulator:  # an emulator lives for one test only
+            kube.delete("deployments", "kube-system", "descheduler", api_version="apps/v1")
+            kube.delete("configmaps", "kube-system", "descheduler", api_version="v1")
+
+
+def test_upstream_descheduler(kube: Any, upstream_descheduler: str, tmp_path: Path) -> None:
+    set_pod_log(kube, "kube-system", upstream_descheduler, "descheduler", PREDICTIVE_LOG)
+    process, results = run_tasks(tmp_path, [info_task(kube, "info")])
     assert_succeeded(process)
     info = results["info"]
     assert info["flavor"] == "upstream"
@@ -186,7 +249,9 @@ def test_upstream_descheduler(emulator: Any, tmp_path: Path) -> None:
     assert info["policy"] == {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": []}
     assert info["policy_source"] == "ConfigMap kube-system/descheduler key policy.yaml"
     assert info["evictions"]["counts"]["total"] == 3
-    assert info["log_source"] == {"pod": "kube-system/descheduler-5b8f-abcde", "container": "descheduler",
+    assert [e["pod"] for e in info["evictions"]["evictions"]] == ["ns1/web-5d9c7", "shop/api-6c4d-9kq2w",
+                                                                  "shop/cart-7f8b9-x2x4q"]
+    assert info["log_source"] == {"pod": f"kube-system/{upstream_descheduler}", "container": "descheduler",
                                   "tail_lines": 10000}
 
 

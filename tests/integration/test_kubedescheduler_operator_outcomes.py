@@ -1,7 +1,9 @@
 """What the kubedescheduler module does when the operator itself refuses or stalls, and the legacy v1beta1 path.
 
 The operator stand-in (standins/descheduler_operator.py) shows both refusal outcomes of operator.md §1.5: "scale to 0 +
-TargetConfigControllerDegraded" and "log-only" (nothing changes, one line in the operator log).
+TargetConfigControllerDegraded" and "log-only" (nothing changes, one line in the operator log). The operator log is
+read as `pods/log`: on the test control plane the kube-apiserver gets it from the kubelet stand-in
+(tests/integration/kubelet_logs.py), where the operator stand-in wrote it over HTTP.
 """
 
 from __future__ import annotations
@@ -116,7 +118,6 @@ def degraded_then_recovered(kube: Any, operator: Any, tmp_path: Path) -> None:
     assert results["recovered"]["conditions"][0]["status"] == "False"
 
 
-@pytest.mark.needs_emulator  # the operator's log is a pod log: served by a kubelet, which a bare control plane lacks
 def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])
     operator_standin.inject_error(

@@ -3,7 +3,7 @@
     operator = DeschedulerOperator(api_client, log_sink=...).install()   # CRD, namespace, operator Deployment, loop
     operator.inject_error("...")        # next syncs fail with it (log-only, or DEGRADED_SCALE_TO_ZERO)
     operator.psi_enabled = False        # the PSI check fails: KubeVirt profiles degrade
-    operator.set_operand_log(text)      # the operand pods' log (where the API server can serve pod logs)
+    operator.set_operand_log(text)      # the operand pods' log, served by the API server as `pods/log`
 
 Each pass reads KubeDescheduler `cluster` and validates it as the operator does, with the facts the operator sees
 (the namespaces that existed when it started, priority classes, nodes, its namespace's labels,
@@ -20,7 +20,8 @@ Rolling the Deployment out is the cluster's job (kube-controller-manager, or `wo
 The policy is rendered with the collection's engine (`render_policy`): tests must check policies against literal
 values, never against this rendering. Not modelled: Service/RBAC/PrometheusRule/soft-tainter objects.
 Pod logs come from kubelets: `log_sink(namespace, pod, container, text)` writes them where the API server can serve
-them (the emulator); without one the log lines are only kept in `operator_log`.
+them (the emulator's log buffers); by default they are written over HTTP as the pod annotation the control plane's
+kubelet stand-in serves (kubelet_logs.write_pod_log). The lines are also kept in `operator_log`.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class DeschedulerOperator(StandIn):
     def __init__(self, api_client: Any, *, psi_enabled: bool = True, log_sink: LogSink | None = None) -> None:
         super().__init__(api_client)
         self.psi_enabled = psi_enabled
-        self.log_sink = log_sink
+        self.log_sink = log_sink or self._annotate_pod_log
         self.injected_errors: list[tuple[str, str]] = []
         self.operator_log: list[str] = []
         self.operand_log = ""
@@ -205,9 +206,12 @@ class DeschedulerOperator(StandIn):
             self._logged.add(text)
             self.operator_log.append(klog_line(severity, source, text))
 
+    def _annotate_pod_log(self, namespace: str, pod: str, container: str | None, text: str) -> None:
+        from kubelet_logs import write_pod_log
+
+        write_pod_log(self.rest.api_client, namespace, pod, container, text)
+
     def _push_logs(self) -> None:
-        if self.log_sink is None:
-            return
         wanted = [("name=descheduler-operator", None, "".join(self.operator_log)),
                   (f"app={OPERAND}", OPERAND_CONTAINER, self.operand_log)]
         for selector, container, text in wanted:

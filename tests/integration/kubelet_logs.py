@@ -1,0 +1,198 @@
+"""Container logs for the test control plane: the part of a kubelet that `kubectl logs` reaches.
+
+A real kube-apiserver answers `GET /api/v1/namespaces/{ns}/pods/{pod}/log` by asking the kubelet of the pod's node:
+it takes the node's address (`status.addresses`, InternalIP here) and `status.daemonEndpoints.kubeletEndpoint.Port`
+and calls `https://<address>:<port>/containerLogs/{ns}/{pod}/{container}?tailLines=...` (pkg/registry/core/pod
+strategy.go LogLocation; pkg/kubelet/client). Without `--kubelet-certificate-authority` it does not verify the
+kubelet's certificate, and a loopback address is accepted for logs (only the proxy subresources refuse it).
+
+- `ContainerLogServer`: that HTTPS endpoint on 127.0.0.1, with a throwaway self-signed certificate. It has no
+  container runtime: a container's log is the text a writer put in the pod's annotation
+  `logs.kubelet-standin.descheduler.fleet/<container>`, read back from the API server at each request.
+- `register_node`: what a kubelet reports about itself, so the API server finds the server above: the node's
+  InternalIP 127.0.0.1 (only when the node reports no address: a test's own addresses are left alone) and the port.
+- `write_pod_log(api_client, namespace, pod, container, text)`: how a stand-in process (the operator stand-in, a
+  test) makes a container "print" text: a merge patch of the annotation over HTTP, nothing in-process.
+
+Limits: a log is at most what fits in annotations (256 KiB per pod); `follow`, `previous`, `sinceSeconds` and
+`timestamps` are not modelled (the collection reads with `tailLines` only).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import ssl
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+LOG_ANNOTATION_PREFIX = "logs.kubelet-standin.descheduler.fleet/"
+LOOPBACK = "127.0.0.1"
+
+
+def log_annotation(container: str) -> str:
+    return LOG_ANNOTATION_PREFIX + container
+
+
+def has_pod_log(metadata: dict[str, Any]) -> bool:
+    return any(key.startswith(LOG_ANNOTATION_PREFIX) for key in (metadata.get("annotations") or {}))
+
+
+def trim_log(text: str, tail_lines: str | None, limit_bytes: str | None) -> str:
+    """The kubelet's order: the last `tailLines` lines, then at most `limitBytes` bytes of them."""
+    if tail_lines is not None:
+        count = int(tail_lines)
+        lines = text.splitlines(keepends=True)
+        text = "".join(lines[-count:]) if count > 0 else ""
+    if limit_bytes is not None:
+        text = text.encode()[: int(limit_bytes)].decode(errors="ignore")
+    return text
+
+
+def _read_pod(api_client: Any, namespace: str, name: str) -> dict[str, Any] | None:
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        response = client.CoreV1Api(api_client).read_namespaced_pod(name, namespace, _preload_content=False)
+    except ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return json.loads(response.data)
+
+
+def write_pod_log(api_client: Any, namespace: str, pod: str, container: str | None, text: str) -> None:
+    """Set the log of one container (the pod's only one when `container` is None), over HTTP."""
+    from kubernetes import client
+
+    if container is None:
+        current = _read_pod(api_client, namespace, pod)
+        names = [c["name"] for c in ((current or {}).get("spec") or {}).get("containers") or []]
+        if len(names) != 1:
+            raise ValueError(f"pod {namespace}/{pod} has containers {names}: name the one whose log this is")
+        container = names[0]
+    body = {"metadata": {"annotations": {log_annotation(container): text}}}
+    client.CoreV1Api(api_client).patch_namespaced_pod(pod, namespace, body, _preload_content=False)
+
+
+def register_node(api_client: Any, node_name: str, port: int) -> None:
+    """Point the node at the log server, as its kubelet reports its address and port; no write when it does."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    core = client.CoreV1Api(api_client)
+    try:
+        node = json.loads(core.read_node(node_name, _preload_content=False).data)
+    except ApiException as error:
+        if error.status == 404:
+            return
+        raise
+    status = node.get("status") or {}
+    reported_port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+    patch: dict[str, Any] = {}
+    if reported_port != port:
+        patch["daemonEndpoints"] = {"kubeletEndpoint": {"Port": port}}
+    if not status.get("addresses"):
+        patch["addresses"] = [{"type": "InternalIP", "address": LOOPBACK}]
+    if patch:
+        core.patch_node_status(node_name, {"status": patch}, _preload_content=False)
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that nobody verifies (the API server has no kubelet CA here)."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubelet-standin")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(LOOPBACK))]),
+                           critical=False)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "kubelet.crt", directory / "kubelet.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+class ContainerLogServer:
+    """`start()`, `.port`, `stop()`; `.requests` lists the paths the API server asked for."""
+
+    def __init__(self, api_client: Any) -> None:
+        self.api_client = api_client
+        self.requests: list[str] = []
+        self._directory = tempfile.TemporaryDirectory(prefix="kubelet-standin-")
+        cert, key = _self_signed(Path(self._directory.name))
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(cert), str(key))
+        self._server = ThreadingHTTPServer((LOOPBACK, 0), self._handler())
+        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="kubelet-standin-logs",
+                                        daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    def start(self) -> ContainerLogServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._directory.cleanup()
+
+    def container_log(self, namespace: str, pod: str, container: str) -> tuple[int, str]:
+        found = _read_pod(self.api_client, namespace, pod)
+        if found is None:
+            return 404, f"pod {namespace}/{pod} not found\n"
+        text = ((found.get("metadata") or {}).get("annotations") or {}).get(log_annotation(container))
+        return 200, text or ""
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                parts = urlsplit(self.path)
+                server.requests.append(self.path)
+                segments = [unquote(s) for s in parts.path.strip("/").split("/")]
+                if len(segments) != 4 or segments[0] != "containerLogs":
+                    self._send(404, "only /containerLogs/{namespace}/{pod}/{container} is served\n")
+                    return
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                try:
+                    status, text = server.container_log(*segments[1:])
+                except Exception as error:  # noqa: BLE001 - the API server shows the kubelet's answer to the client
+                    self._send(500, f"kubelet stand-in: {error!r}\n")
+                    return
+                if status == 200:
+                    text = trim_log(text, query.get("tailLines"), query.get("limitBytes"))
+                self._send(status, text)
+
+            def _send(self, status: int, text: str) -> None:
+                data = text.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler
