@@ -7,6 +7,7 @@
     proxy.delay(0.5, verb="get")                 # slow responses, until cleared
     proxy.expire_continue_after(2)               # pages 1-2 of the next chunked list, then 410 Expired
     proxy.observe(verb="create", path=r"/eviction$", observer=recorder)   # recorder.started(...) / .finished(...)
+    proxy.before_continue(hook, path="/pods$")   # hook(n, path, query) before the n-th list with a continue token
     proxy.clear(); proxy.stop()
 
 The proxy authenticates to the server itself (the admin client certificate in `ssl_context`), like
@@ -27,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 # The reasons kube-apiserver gives for these codes (metav1.StatusReason).
@@ -92,6 +93,10 @@ class Observer(Protocol):
     def finished(self, token: Any, status: int) -> None: ...
 
 
+# hook(n, path, query): called before the n-th list request with a continue token is forwarded
+ContinueHook = Callable[[int, str, dict[str, list[str]]], None]
+
+
 class FaultProxy:
     def __init__(self, upstream: str, ssl_context: ssl.SSLContext | None) -> None:
         parts = urlsplit(upstream)
@@ -101,6 +106,8 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._rules: list[FaultRule] = []
         self._observers: list[tuple[FaultRule, Observer]] = []
+        self._continue_hooks: list[tuple[re.Pattern[str], ContinueHook]] = []
+        self._continues_seen = 0
         self._expire_after_pages: int | None = None
         self._pages_served = 0
         self.continues_expired = 0  # how many 410 Expired answers expire_continue_after gave
@@ -144,6 +151,24 @@ class FaultProxy:
         with self._lock:
             return [observer for rule, observer in self._observers if rule.matches(method, verb, path)]
 
+    def before_continue(self, hook: ContinueHook, path: str = "") -> None:
+        """Call `hook(n, path, query)` before forwarding the n-th (1, 2, ...) list request that carries a continue
+        token and whose path matches: the test changes the server between two pages of a chunked list (e.g.
+        compacts etcd, so the real server finds the token expired)."""
+        with self._lock:
+            self._continue_hooks.append((re.compile(path), hook))
+
+    def run_continue_hooks(self, method: str, path: str, query: dict[str, list[str]]) -> None:
+        if "continue" not in query or kube_verb(method, path, query) != "list":
+            return
+        with self._lock:
+            hooks = [hook for pattern, hook in self._continue_hooks if pattern.search(path)]
+            if hooks:
+                self._continues_seen += 1
+            number = self._continues_seen
+        for hook in hooks:  # outside the lock: a hook may take a while (a compaction)
+            hook(number, path, query)
+
     def expire_continue_after(self, pages: int) -> None:
         with self._lock:
             self._expire_after_pages, self._pages_served = pages, 0
@@ -152,6 +177,8 @@ class FaultProxy:
         with self._lock:
             self._rules.clear()
             self._observers.clear()
+            self._continue_hooks.clear()
+            self._continues_seen = 0
             self._expire_after_pages = None
 
     @property
@@ -218,6 +245,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if rule is not None and rule.status is not None:
             self._status(rule)
+            return
+        try:
+            self.proxy.run_continue_hooks(self.command, parts.path, parse_qs(parts.query))
+        except Exception as error:  # noqa: BLE001 - the test's own hook: its failure goes to the client, readable
+            self._status(FaultRule(None, re.compile(""), status=500, message=f"before_continue hook failed: {error!r}"))
             return
         observers = self.proxy.observers_for(self.command, parts.path, parse_qs(parts.query))
         tokens = [observer.started(self.command, parts.path, body) for observer in observers]

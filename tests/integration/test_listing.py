@@ -6,7 +6,14 @@ connecting (kubeconfig + context, host + api_key) and impersonation headers.
 
 from __future__ import annotations
 
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
 import uuid
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,14 +32,17 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing 
     list_raw,
     patch_raw,
     post_raw,
+    request_raw,
     resource_path,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
     DEFAULT_KINDS,
     list_cluster_objects,
 )
-from emulator import json_response
+from emulator import RealCluster, json_response
+from restricted_user import restricted_kubeconfig, user_name
 
+EXPIRY_TIMEOUT = 45.0  # kube-apiserver polls the compaction revision for its watch cache every 15 s
 HERMETIC_ENV: dict[str, str] = {}  # K8S_AUTH_* of the machine running the tests must not redirect them
 
 
@@ -119,34 +129,105 @@ def test_label_and_field_selectors_pass_through(kube, client, namespace):
 # ---- 410 Expired continue tokens --------------------------------------------------------------------------------
 
 
-@pytest.mark.needs_emulator
-def test_expired_continue_token_restarts_into_a_consistent_list(emulator, client, namespace):
-    emulator.load(pods(namespace, 2500))
-    emulator.faults.expire_continue_after(2)  # pages 1-2 served, page 3 answers 410 Expired
-    requests = emulator.faults.delay(0.0, verb="list", path="/pods$")
+class Etcd:
+    """The control plane's etcd through its JSON gateway (tests/controlplane/etcd serves etcd's grpc-gateway)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def call(self, method: str, body: dict) -> dict:
+        request = urllib.request.Request(f"{self.url}/v3/kv/{method}", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"}, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return json.load(answer)
+        except urllib.error.HTTPError as error:
+            raise AssertionError(f"etcd {method}: {error.code} {error.read()[:500]!r}") from error
+
+    def put(self, key: str, value: str) -> int:
+        """Write a key; the revision it made."""
+        answer = self.call("put", {"key": base64.b64encode(key.encode()).decode(),
+                                   "value": base64.b64encode(value.encode()).decode()})
+        return int(answer["header"]["revision"])
+
+    def compact_as_the_api_server_does(self) -> int:
+        """What kube-apiserver's compactor does every 5 minutes, now: compact etcd to its current revision (after
+        one write, so every revision handed out before is now compacted) and record it in `compact_rev_key`, the
+        key kube-apiserver watches to drop its watch cache's snapshots below that revision. Returns the revision."""
+        revision = self.put("/descheduler-fleet-tests/compaction", str(time.time()))
+        self.call("compaction", {"revision": str(revision), "physical": True})
+        self.put("compact_rev_key", str(revision))
+        return revision
+
+
+def expire_continue_tokens(kube: Any, request: pytest.FixtureRequest, when: Callable[[int], bool]) -> None:
+    """Make the n-th continue request of a chunked list find its token expired whenever `when(n)`.
+
+    On the control plane: a real etcd compaction just before that page reaches the server (the fault proxy's
+    hook), then a wait until kube-apiserver answers that very request 410 itself (its watch cache drops the
+    compacted snapshots within about 15 s, then the request goes to etcd, which has compacted the revision).
+    On the emulator: its own 410."""
+    if kube.is_emulator:
+        if when(1) and when(2):
+            kube.compact()  # every token of a list at this revision, also after restarts
+        else:
+            kube.faults.expire_continue_after(next(n for n in range(1, 10) if when(n)))
+        return
+    plane = request.getfixturevalue("control_plane")
+    etcd = Etcd(plane.etcd_url)
+
+    def compact_before(number: int, path: str, query: dict[str, list[str]]) -> None:
+        if not when(number):
+            return
+        etcd.compact_as_the_api_server_does()
+        params = [(key, value) for key, values in query.items() for value in values]
+        with RealCluster(plane.kubeconfig).api_client() as admin:
+            deadline = time.monotonic() + EXPIRY_TIMEOUT
+            while True:
+                try:
+                    request_raw(admin, "GET", path, query=params)
+                except ClusterApiError as error:
+                    if error.status == 410:
+                        return
+                    raise
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"kube-apiserver still serves the continue token {EXPIRY_TIMEOUT:.0f}s after "
+                                       "the compaction")
+                time.sleep(0.5)
+
+    kube.faults.before_continue(compact_before, path="/pods$")
+
+
+@pytest.mark.faults
+def test_expired_continue_token_restarts_into_a_consistent_list(kube, client, namespace, request):
+    count, page_size = scale(kube)
+    kube.load(pods(namespace, count))
+    expire_continue_tokens(kube, request, when=lambda number: number == 2)  # pages 1-2 served, page 3 410 Expired
+    requests = kube.faults.delay(0.0, verb="list", path="/pods$")
     restarts: list[int] = []
 
     def on_restart(number: int, error: ClusterApiError) -> None:
         assert error.status == 410 and error.reason == "Expired"
         restarts.append(number)
         # the cluster changes while the list restarts: the result must be the new state, nothing of the old pages
-        emulator.delete("Pod", namespace, "p-00000")
-        emulator.load([pod(namespace, "p-new")])
+        delete_raw(connect(kube), resource_path("v1", "pods", namespace, "p-00000"), body={"gracePeriodSeconds": 0})
+        kube.load([pod(namespace, "p-new")])
 
-    items, _resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=500,
+    items, _resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=page_size,
                                         on_restart=on_restart)
 
     listed = names(items)
     assert restarts == [1]
-    assert len(listed) == len(set(listed)) == 2500  # complete and duplicate-free
+    assert len(listed) == len(set(listed)) == count  # complete and duplicate-free
     assert "p-00000" not in listed and "p-new" in listed
-    assert requests.hits == 3 + 5  # two pages and the 410, then the full list again
+    pages = -(-count // page_size)
+    assert requests.hits == 3 + pages  # two pages and the 410, then the full list again
 
 
-@pytest.mark.needs_emulator
-def test_too_many_expired_continue_tokens_is_a_clear_error(emulator, client, namespace):
-    emulator.load(pods(namespace, 50))
-    emulator.compact()  # every continue token of a list at this revision is now expired, also after restarts
+@pytest.mark.faults
+def test_too_many_expired_continue_tokens_is_a_clear_error(kube, client, namespace, request):
+    kube.load(pods(namespace, 50))
+    expire_continue_tokens(kube, request, when=lambda _number: True)  # every page after the first, every time
 
     with pytest.raises(ContinueExpiredError) as caught:
         list_raw(client, resource_path("v1", "pods", namespace), page_size=10, max_restarts=2)
@@ -162,19 +243,33 @@ def test_too_many_expired_continue_tokens_is_a_clear_error(emulator, client, nam
 # ---- error descriptions -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.needs_emulator
-def test_forbidden_list_names_verb_and_resource(emulator, client, namespace):
-    emulator.auth.forbid("list", "pods")
+def restricted_client(kube: Any, tmp_path: Path, name: str, *, allow: list[dict], deny: tuple[str, str],
+                      namespace: str | None = None) -> tuple[Any, str]:
+    """(client, user name) for a user who may do `allow` (RBAC rules) but not `deny` (verb, resource as the emulator's
+    auth.forbid names it): a real ServiceAccount with exactly those rules on a real server; on the emulator, which
+    has no RBAC, its admin with `deny` forbidden."""
+    if kube.is_emulator:
+        kube.auth.forbid(*deny, namespace=namespace)
+        return connect(kube), kube.auth.default_user
+    kubeconfig = restricted_kubeconfig(kube, tmp_path, name, rules=allow, namespace=namespace)
+    return build_api_client({"kubeconfig": str(kubeconfig), "context": kube.context}, env=HERMETIC_ENV), \
+        user_name(name, namespace)
+
+
+def test_forbidden_list_names_verb_and_resource(kube, tmp_path, namespace):
+    client, user = restricted_client(kube, tmp_path, "pod-getter", deny=("list", "pods"),
+                                     allow=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])
 
     with pytest.raises(ClusterApiError) as caught:
         list_raw(client, resource_path("v1", "pods"))
 
     error = caught.value
     assert error.status == 403 and error.reason == "Forbidden"
-    assert error.missing_permission() == {"user": "kubernetes-admin", "verb": "list", "resource": "pods",
+    assert error.missing_permission() == {"user": user, "verb": "list", "resource": "pods",
                                           "group": "", "namespace": None}
     message = error.describe()
-    assert "cannot list 'pods'" in message and "at the cluster scope" in message and "kubernetes-admin" in message
+    assert "cannot list 'pods'" in message and "at the cluster scope" in message and user in message
+    assert "grant verb 'list' on resource 'pods' in apiGroups ['']" in message  # the fix
 
 
 @pytest.mark.needs_emulator
