@@ -1,5 +1,9 @@
-"""VM pods: live migration through the eviction API, tracked to completion, within migration limits (emulator only:
-the KubeVirt emulation stands in for virt-api, virt-controller and virt-handler)."""
+"""VM pods: live migration through the eviction API, tracked to completion, within migration limits.
+
+KubeVirt is the stand-in of tests/integration/standins/kubevirt.py: the real kube-apiserver calls its eviction webhook
+(virt-api's), and its loop does what virt-controller and virt-handler do, over HTTP only. The suite's control plane
+reaches the webhook on 127.0.0.1; a cluster of the tester's (TEST_KUBECONFIG) does not, so these tests skip there.
+"""
 
 from __future__ import annotations
 
@@ -9,34 +13,39 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulator.kubevirt import KubeVirtEmulation, install_kubevirt
-from evict_helpers import EvictionRecorder, node, plan_of
+from evict_helpers import namespace_object, node, plan_of
 from playbook import run_tasks
-
-pytestmark = pytest.mark.needs_emulator
+from standins.kubevirt import KubeVirt
 
 FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 5}
 NODES = ("worker-1", "worker-2", "worker-3")
 
 
 @pytest.fixture
-def kubevirt(emulator: Any, request: pytest.FixtureRequest) -> Iterator[KubeVirtEmulation]:
-    options = {"tick_seconds": 0.05, **getattr(request, "param", {})}  # parametrize(..., indirect=True) to change
-    emulation = install_kubevirt(emulator, **options)
-    emulator.load([node(name) for name in NODES])
-    try:
-        yield emulation
-    finally:
-        emulation.stop()
+def kubevirt(kube: Any, request: pytest.FixtureRequest) -> Iterator[KubeVirt]:
+    """KubeVirt on the test's API server, three nodes and the namespace `vms`. `parametrize(..., indirect=True)`
+    passes options to the stand-in."""
+    if getattr(kube, "is_external", False):
+        pytest.skip("the KubeVirt stand-in's webhook listens on 127.0.0.1, which only the suite's own control plane "
+                    "reaches")
+    kube.load([node(name) for name in NODES] + [namespace_object("vms")])
+    options = {"interval": 0.1, **getattr(request, "param", {})}
+    with kube.api_client() as client:
+        standin = KubeVirt(client, **options).install()
+        try:
+            yield standin
+        finally:
+            standin.uninstall()
+        standin.check()
 
 
-def evict_task(emulator: Any, register: str = "result", **options: Any) -> dict[str, Any]:
-    return {"descheduler.fleet.evict": {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context,
+def evict_task(kube: Any, register: str = "result", **options: Any) -> dict[str, Any]:
+    return {"descheduler.fleet.evict": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
                                         **FAST, **options}, "register": register}
 
 
-def launcher(emulator: Any, namespace: str, vmi: str) -> dict[str, Any]:
-    pods = [p for p in emulator.list("pods", namespace) if p["metadata"]["annotations"]["kubevirt.io/domain"] == vmi]
+def launcher(kubevirt: KubeVirt, namespace: str, vmi: str) -> dict[str, Any]:
+    pods = kubevirt.launchers(namespace, vmi)
     assert len(pods) == 1, pods
     return pods[0]
 
@@ -46,11 +55,9 @@ def succeeded(process: Any) -> None:
 
 
 def test_a_vm_is_live_migrated_and_followed_until_it_runs_elsewhere(
-        emulator: Any, kubevirt: KubeVirtEmulation, tmp_path: Path) -> None:
-    emulator.load(kubevirt.vm("vms", "db", "worker-1"))
-    source = launcher(emulator, "vms", "db")
-    recorder = EvictionRecorder(emulator)
-    process, results = run_tasks(tmp_path, [evict_task(emulator, plan=plan_of([source]))])
+        kube: Any, kubevirt: KubeVirt, tmp_path: Path) -> None:
+    source = kubevirt.create_vm("vms", "db", "worker-1")
+    process, results = run_tasks(tmp_path, [evict_task(kube, plan=plan_of([source]))])
     succeeded(process)
     pod = results["result"]["pods"][0]
     assert pod["status"] == "migrated", pod
@@ -59,36 +66,37 @@ def test_a_vm_is_live_migrated_and_followed_until_it_runs_elsewhere(
     migration = pod["migration"]
     assert migration["source_node"] == "worker-1" and migration["target_node"] not in (None, "worker-1")
     assert migration["attempts"] == 1 and migration["failed"] == 0
-    vmi = emulator.get("virtualmachineinstances", "vms", "db")
+    vmi = kube.get("virtualmachineinstances", "vms", "db")
     assert vmi["status"]["nodeName"] == migration["target_node"]
     assert "evacuationNodeName" not in vmi["status"]
-    assert vmi["metadata"]["annotations"].get("kubevirt.io/eviction-source") is None  # cleared after the move
-    assert launcher(emulator, "vms", "db")["spec"]["nodeName"] == migration["target_node"]
-    assert emulator.get("pods", "vms", source["metadata"]["name"]) is None
+    assert (vmi["metadata"].get("annotations") or {}).get("kubevirt.io/eviction-source") is None  # cleared
+    assert launcher(kubevirt, "vms", "db")["spec"]["nodeName"] == migration["target_node"]
+    assert kube.get("pods", "vms", source["metadata"]["name"]) is None
     assert results["result"]["changed"] is True and results["result"]["counts"]["migrated"] == 1
     assert results["result"]["placements"]["items"][0]["kind"] == "vm"
     # KubeVirt answered the one request with its 429: that was the start, not a refusal
-    assert [r.code for r in recorder.requests] == [429]
+    assert [r.code for r in kubevirt.observed.reviews] == [429]
+    assert [(m[1], m[2], m[3]) for m in kubevirt.observed.marks] == [("vms", "db", "worker-1")]
 
 
-def test_a_failed_migration_is_not_the_end_kubevirt_retries_it(emulator: Any, kubevirt: KubeVirtEmulation,
+def test_a_failed_migration_is_not_the_end_kubevirt_retries_it(kube: Any, kubevirt: KubeVirt,
                                                                tmp_path: Path) -> None:
-    emulator.load(kubevirt.vm("vms", "db", "worker-1"))
-    kubevirt.fail_next_migrations(1, vmi="db")
-    process, results = run_tasks(tmp_path, [evict_task(emulator, plan=plan_of([launcher(emulator, "vms", "db")]))])
+    source = kubevirt.create_vm("vms", "db", "worker-1")
+    kubevirt.fail_migrations("vms", "db", 1)
+    process, results = run_tasks(tmp_path, [evict_task(kube, plan=plan_of([source]))])
     succeeded(process)
     pod = results["result"]["pods"][0]
     assert pod["status"] == "migrated", pod
     assert pod["migration"]["attempts"] == 2 and pod["migration"]["failed"] == 1
-    phases = sorted(m["status"]["phase"] for m in emulator.list("virtualmachineinstancemigrations", "vms"))
+    phases = sorted(m["status"]["phase"] for m in kube.list("virtualmachineinstancemigrations", "vms"))
     assert phases == ["Failed", "Succeeded"]
 
 
 def test_a_migration_that_never_completes_is_reported_failed_after_the_timeout(
-        emulator: Any, kubevirt: KubeVirtEmulation, tmp_path: Path) -> None:
-    emulator.load(kubevirt.vm("vms", "db", "worker-1"))
-    kubevirt.fail_next_migrations(1000, vmi="db")
-    task = evict_task(emulator, plan=plan_of([launcher(emulator, "vms", "db")]), kubevirt={"migration_timeout": 2})
+        kube: Any, kubevirt: KubeVirt, tmp_path: Path) -> None:
+    source = kubevirt.create_vm("vms", "db", "worker-1")
+    kubevirt.fail_migrations("vms", "db", "always")
+    task = evict_task(kube, plan=plan_of([source]), kubevirt={"migration_timeout": 2})
     process, results = run_tasks(tmp_path, [task])
     succeeded(process)
     pod = results["result"]["pods"][0]
@@ -97,13 +105,11 @@ def test_a_migration_that_never_completes_is_reported_failed_after_the_timeout(
     assert pod["migration"]["failed"] >= 1
 
 
-def test_migrations_stay_within_the_cluster_and_per_node_limits(emulator: Any, kubevirt: KubeVirtEmulation,
+def test_migrations_stay_within_the_cluster_and_per_node_limits(kube: Any, kubevirt: KubeVirt,
                                                                 tmp_path: Path) -> None:
     vms = [("worker-1", f"a{index}") for index in range(4)] + [("worker-2", f"b{index}") for index in range(3)]
-    for source, name in vms:
-        emulator.load(kubevirt.vm("vms", name, source))
-    pods = [launcher(emulator, "vms", name) for _unused, name in vms]
-    task = evict_task(emulator, plan=plan_of(pods), max_in_flight=10,
+    pods = [kubevirt.create_vm("vms", name, source) for source, name in vms]
+    task = evict_task(kube, plan=plan_of(pods), max_in_flight=10,
                       kubevirt={"max_migrations_per_cluster": 3, "max_migrations_per_node": 2})
     process, results = run_tasks(tmp_path, [task])
     succeeded(process)
@@ -112,65 +118,74 @@ def test_migrations_stay_within_the_cluster_and_per_node_limits(emulator: Any, k
     assert kubevirt.observed.max_marked <= 3 and kubevirt.observed.max_marked_per_node <= 2
     assert kubevirt.observed.max_marked >= 2, "migrations did run in parallel"
     assert result["limits"]["max_migrations_seen"] <= 3
-    assert all(emulator.get("virtualmachineinstances", "vms", name)["status"]["nodeName"] != source
+    assert all(kube.get("virtualmachineinstances", "vms", name)["status"]["nodeName"] != source
                for source, name in vms)
 
 
 @pytest.mark.parametrize("kubevirt", [{"eviction_strategy": None}], indirect=True)
-def test_vms_that_would_restart_are_skipped_unless_allowed(emulator: Any, kubevirt: KubeVirtEmulation,
-                                                           tmp_path: Path) -> None:
-    emulator.load(kubevirt.vm("vms", "plain", "worker-1"))  # no strategy anywhere: an eviction stops the VM
-    emulator.load(kubevirt.vm("vms", "pinned", "worker-1", strategy="LiveMigrate", migratable=False))
-    emulator.load(kubevirt.vm("vms", "maybe", "worker-1", strategy="LiveMigrateIfPossible", migratable=False))
-    pods = {name: launcher(emulator, "vms", name) for name in ("plain", "pinned", "maybe")}
-    recorder = EvictionRecorder(emulator)
-    process, results = run_tasks(tmp_path, [evict_task(emulator, plan=plan_of(list(pods.values())))])
+def test_vms_that_would_restart_are_skipped_unless_allowed(kube: Any, kubevirt: KubeVirt, tmp_path: Path) -> None:
+    pods = {"plain": kubevirt.create_vm("vms", "plain", "worker-1"),  # no strategy anywhere: eviction stops the VM
+            "pinned": kubevirt.create_vm("vms", "pinned", "worker-1", strategy="LiveMigrate", migratable=False),
+            "maybe": kubevirt.create_vm("vms", "maybe", "worker-1", strategy="LiveMigrateIfPossible",
+                                        migratable=False)}
+    process, results = run_tasks(tmp_path, [evict_task(kube, plan=plan_of(list(pods.values())))])
     succeeded(process)
     codes = {p["name"]: p["reason_code"] for p in results["result"]["pods"]}
     assert codes == {pods["plain"]["metadata"]["name"]: "vm_restart_not_allowed",
                      pods["pinned"]["metadata"]["name"]: "vm_not_migratable",
                      pods["maybe"]["metadata"]["name"]: "vm_restart_not_allowed"}
-    assert recorder.requests == [], "nothing was even requested"
+    assert kubevirt.observed.reviews == [], "nothing was even requested"
     assert "allow_vm_restart" in results["result"]["pods"][0]["reason"]
 
-    allowed = evict_task(emulator, register="allowed", allow_vm_restart=True,
+    allowed = evict_task(kube, register="allowed", allow_vm_restart=True,
                          pods=[{"namespace": "vms", "name": pods["maybe"]["metadata"]["name"]}])
     process, results = run_tasks(tmp_path, [allowed])
     succeeded(process)
     pod = results["allowed"]["pods"][0]
     assert pod["status"] == "evicted" and pod["reason_code"] == "vm_restart"
-    assert emulator.get("pods", "vms", pods["maybe"]["metadata"]["name"]) is None
+    assert kube.get("pods", "vms", pods["maybe"]["metadata"]["name"]) is None
+    assert [(r.name, r.code) for r in kubevirt.observed.reviews] == [(pods["maybe"]["metadata"]["name"], 200)]
 
 
-def test_check_mode_reports_would_migrate_and_marks_nothing(
-        emulator: Any, kubevirt: KubeVirtEmulation, tmp_path: Path) -> None:
-    emulator.load(kubevirt.vm("vms", "db", "worker-1"))
-    process, results = run_tasks(tmp_path, [evict_task(emulator, plan=plan_of([launcher(emulator, "vms", "db")]))],
-                                 check=True)
+def test_check_mode_reports_would_migrate_and_marks_nothing(kube: Any, kubevirt: KubeVirt, tmp_path: Path) -> None:
+    source = kubevirt.create_vm("vms", "db", "worker-1")
+    process, results = run_tasks(tmp_path, [evict_task(kube, plan=plan_of([source]))], check=True)
     succeeded(process)
     assert results["result"]["pods"][0]["status"] == "would_migrate"
-    assert "evacuationNodeName" not in emulator.get("virtualmachineinstances", "vms", "db")["status"]
+    assert "evacuationNodeName" not in kube.get("virtualmachineinstances", "vms", "db")["status"]
     assert kubevirt.observed.marks == []
+    assert [(r.dry_run, r.code) for r in kubevirt.observed.reviews] == [(True, 429)]
 
 
 def test_a_resumed_run_follows_the_migration_it_started_without_a_new_request(
-        emulator: Any, kubevirt: KubeVirtEmulation, tmp_path: Path) -> None:
+        kube: Any, kubevirt: KubeVirt, tmp_path: Path) -> None:
     kubevirt.stop()  # nothing progresses until the resumed run is under way
-    emulator.load(kubevirt.vm("vms", "db", "worker-1"))
-    pod = launcher(emulator, "vms", "db")
-    try:
-        emulator.evict("vms", pod["metadata"]["name"])  # the interrupted run's request
-    except Exception as error:  # KubeVirt's 429
-        assert "Eviction triggered evacuation" in str(error)
-    assert emulator.get("virtualmachineinstances", "vms", "db")["status"]["evacuationNodeName"] == "worker-1"
+    pod = kubevirt.create_vm("vms", "db", "worker-1")
+    answer = request_eviction(kube, "vms", pod["metadata"]["name"])  # the interrupted run's request
+    assert answer.status == 429 and "Eviction triggered evacuation" in answer.body, answer
+    assert kube.get("virtualmachineinstances", "vms", "db")["status"]["evacuationNodeName"] == "worker-1"
     journal = tmp_path / "journal.jsonl"
     journal.write_text(json.dumps({"event": "migration_started", "key": pod["metadata"]["uid"],
                                    "uid": pod["metadata"]["uid"], "namespace": "vms", "name": pod["metadata"]["name"],
                                    "node": "worker-1", "vmi": "db", "source_node": "worker-1", "run": "old"}) + "\n")
-    kubevirt.start_ticker(0.05)
-    recorder = EvictionRecorder(emulator)
-    process, results = run_tasks(tmp_path, [evict_task(emulator, plan=plan_of([pod]), journal=str(journal))])
+    kubevirt.start()
+    requested_before = len(kubevirt.observed.reviews)
+    process, results = run_tasks(tmp_path, [evict_task(kube, plan=plan_of([pod]), journal=str(journal))])
     succeeded(process)
     result = results["result"]["pods"][0]
     assert result["status"] == "migrated" and result["resumed"] is True
-    assert recorder.requests == []
+    assert kubevirt.observed.reviews[requested_before:] == []
+
+
+def request_eviction(kube: Any, namespace: str, name: str) -> Any:
+    """POST an Eviction for a pod as any client would; the ApiException of the answer (KubeVirt denies with 429)."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
+    with kube.api_client() as api_client:
+        try:
+            client.CoreV1Api(api_client).create_namespaced_pod_eviction(name, namespace, body)
+        except ApiException as error:
+            return error
+    raise AssertionError(f"the eviction of {namespace}/{name} was accepted: KubeVirt should have answered 429")
