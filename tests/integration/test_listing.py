@@ -1,7 +1,8 @@
-"""The cluster I/O layer against the API emulator (or a real cluster when TEST_KUBECONFIG is set).
+"""The cluster I/O layer against the suite's real control plane (or the emulator, or TEST_KUBECONFIG's cluster).
 
-Paging, selectors, restarts after 410 Expired continue tokens, error descriptions (403/404/401), the two ways of
-connecting (kubeconfig + context, host + api_key) and impersonation headers.
+Paging, selectors, restarts after 410 Expired continue tokens (a real etcd compaction between pages), error
+descriptions (403 for a real ServiceAccount that RBAC denies, 404, 401), the two ways of connecting (kubeconfig +
+context, host + api_key of a TokenRequest token, also from K8S_AUTH_*) and impersonation as the server sees it.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing 
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
     DEFAULT_KINDS,
+    KIND_RESOURCES,
     list_cluster_objects,
 )
 from emulator import RealCluster, json_response
-from restricted_user import restricted_kubeconfig, user_name
+from restricted_user import restricted_kubeconfig, server_and_ca, service_account_token, user_name
 
 EXPIRY_TIMEOUT = 45.0  # kube-apiserver polls the compaction revision for its watch cache every 15 s
 HERMETIC_ENV: dict[str, str] = {}  # K8S_AUTH_* of the machine running the tests must not redirect them
@@ -272,39 +274,58 @@ def test_forbidden_list_names_verb_and_resource(kube, tmp_path, namespace):
     assert "grant verb 'list' on resource 'pods' in apiGroups ['']" in message  # the fix
 
 
-@pytest.mark.needs_emulator
-def test_forbidden_in_a_namespace_and_group(emulator, client, namespace):
-    emulator.auth.forbid("list", "poddisruptionbudgets.policy", namespace=namespace)
+def test_forbidden_in_a_namespace_and_group(kube, tmp_path, namespace):
+    client, user = restricted_client(kube, tmp_path, "pdb-getter", namespace=namespace,
+                                     deny=("list", "poddisruptionbudgets.policy"),
+                                     allow=[{"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"],
+                                             "verbs": ["get"]}])
 
     with pytest.raises(ClusterApiError) as caught:
         list_raw(client, resource_path("policy/v1", "poddisruptionbudgets", namespace))
 
     permission = caught.value.missing_permission()
-    assert (permission["verb"], permission["resource"], permission["group"], permission["namespace"]) == (
-        "list", "poddisruptionbudgets", "policy", namespace)
-    assert f"in namespace '{namespace}'" in caught.value.describe()
+    assert (permission["user"], permission["verb"], permission["resource"], permission["group"],
+            permission["namespace"]) == (user, "list", "poddisruptionbudgets", "policy", namespace)
+    message = caught.value.describe()
+    assert f"in namespace '{namespace}'" in message
+    assert "grant verb 'list' on resource 'poddisruptionbudgets' in apiGroups ['policy']" in message
 
 
-@pytest.mark.needs_emulator
-def test_forbidden_kind_fails_the_snapshot(emulator, client):
-    emulator.auth.forbid("list", "nodes")
-    with pytest.raises(ClusterApiError, match="cannot list 'nodes'"):
+# What the snapshot lists (DEFAULT_KINDS) but nodes: (apiGroup, resource)
+SNAPSHOT_RESOURCES_BUT_NODES = [("", "pods"), ("", "namespaces"), ("scheduling.k8s.io", "priorityclasses"),
+                                ("policy", "poddisruptionbudgets"), ("", "persistentvolumeclaims")]
+
+
+def test_forbidden_kind_fails_the_snapshot(kube, tmp_path):
+    client, _user = restricted_client(kube, tmp_path, "no-nodes", deny=("list", "nodes"), allow=[
+        {"apiGroups": [group], "resources": [resource], "verbs": ["list"]}
+        for group, resource in SNAPSHOT_RESOURCES_BUT_NODES])
+
+    with pytest.raises(ClusterApiError, match="cannot list 'nodes'") as caught:
         list_cluster_objects(client)
+    assert caught.value.status == 403
+    # the user may list every other kind of the snapshot: only nodes stop it, nothing is returned half-listed
+    for group, resource in SNAPSHOT_RESOURCES_BUT_NODES:
+        api_version = f"{group}/v1" if group else "v1"
+        assert list_raw(client, resource_path(api_version, resource), page_size=5)[1]
 
 
-@pytest.mark.needs_emulator
-def test_kind_not_served_is_skipped_with_a_warning(emulator, client, namespace):
-    emulator.load([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}}, pod(namespace, "a")])
-    emulator.registry.unregister("policy", "poddisruptionbudgets")
+def test_kind_not_served_is_skipped_with_a_warning(kube, client, namespace, monkeypatch):
+    kube.load([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}}, pod(namespace, "a")])
+    # The snapshot lists PodDisruptionBudgets at an API version this cluster does not serve (policy/v1beta1 was
+    # removed in Kubernetes 1.25), as on a cluster older or newer than the collection: the server answers 404.
+    monkeypatch.setitem(KIND_RESOURCES, "PodDisruptionBudget", ("policy/v1beta1", "poddisruptionbudgets"))
 
     snapshot = list_cluster_objects(client)
 
     assert len(snapshot.warnings) == 1
     warning = snapshot.warnings[0]
     assert warning.startswith("PodDisruptionBudget skipped:")
-    assert "the API policy/v1 kind PodDisruptionBudget is not served by this cluster (CRD not installed?)" in warning
+    assert ("the API policy/v1beta1 kind PodDisruptionBudget is not served by this cluster (CRD not installed?)"
+            in warning)
     assert "PodDisruptionBudget" not in snapshot.resource_versions
     assert {"Node", "Pod", "Namespace"} <= {obj["kind"] for obj in snapshot.objects}
+    assert ("Pod", "a") in {(obj["kind"], obj["metadata"]["name"]) for obj in snapshot.objects}
 
 
 def test_snapshot_lists_each_default_kind_once(kube, client, namespace):
@@ -357,29 +378,70 @@ def test_unknown_context_lists_the_kubeconfig_contexts(kube):
     assert f"available contexts: {kube.context}" in str(caught.value)
 
 
-@pytest.mark.needs_emulator
-def test_host_and_api_key_reach_the_emulator(emulator):
-    emulator.auth.require_token(emulator.token)
-    api_client = build_api_client({"host": emulator.url + "/", "api_key": emulator.token}, env=HERMETIC_ENV)
-    assert get_raw(api_client, "/api/v1/namespaces/default")["metadata"]["name"] == "default"
+def token_and_server(kube: Any, tmp_path: Path, name: str) -> tuple[str, str, str | None]:
+    """(token, server URL, CA file) of a user who may read namespaces: on a real server a ServiceAccount's token
+    from the TokenRequest API (what the AWX/AAP bearer-token credential holds); the emulator's own token there."""
+    if kube.is_emulator:
+        kube.auth.require_token(kube.token)
+        return kube.token, kube.url, None
+    restricted_kubeconfig(kube, tmp_path, name, rules=[
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]}])
+    server, ca = server_and_ca(kube)
+    return service_account_token(kube, name), server, ca
 
-    wrong = build_api_client({"host": emulator.url, "api_key": "not-the-token"}, env=HERMETIC_ENV)
+
+def who_am_i(api_client: Any) -> dict:
+    """The user the server authenticated, as it says itself (authentication.k8s.io SelfSubjectReview)."""
+    review = post_raw(api_client, "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                      {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    return review["status"]["userInfo"]
+
+
+def test_host_and_api_key_reach_the_server(kube, tmp_path):
+    token, server, ca = token_and_server(kube, tmp_path, "token-user")
+    api_client = build_api_client({"host": server + "/", "api_key": token, "ca_cert": ca}, env=HERMETIC_ENV)
+    assert get_raw(api_client, "/api/v1/namespaces/default")["metadata"]["name"] == "default"
+    if not kube.is_emulator:
+        assert who_am_i(api_client)["username"] == user_name("token-user")  # the token's user, not the admin
+
+    wrong = build_api_client({"host": server, "api_key": "not-the-token", "ca_cert": ca}, env=HERMETIC_ENV)
     with pytest.raises(ClusterApiError) as caught:
         get_raw(wrong, "/api/v1/namespaces/default")
     assert caught.value.status == 401
     assert "rejected the credentials" in caught.value.describe() and "api_key" in caught.value.describe()
 
 
-@pytest.mark.needs_emulator
-def test_k8s_auth_env_variables_reach_the_emulator(emulator):
-    env = {"K8S_AUTH_HOST": emulator.url, "K8S_AUTH_API_KEY": emulator.token, "K8S_AUTH_VERIFY_SSL": "no"}
-    emulator.auth.require_token(emulator.token)
-    assert get_raw(build_api_client({}, env=env), "/api/v1/namespaces/default") is not None
+def test_k8s_auth_env_variables_reach_the_server(kube, tmp_path):
+    token, server, ca = token_and_server(kube, tmp_path, "env-user")
+    env = {"K8S_AUTH_HOST": server, "K8S_AUTH_API_KEY": token}
+    env.update({"K8S_AUTH_SSL_CA_CERT": ca} if ca else {"K8S_AUTH_VERIFY_SSL": "no"})
+    api_client = build_api_client({}, env=env)
+    assert get_raw(api_client, "/api/v1/namespaces/default") is not None
+    if not kube.is_emulator:
+        assert who_am_i(api_client)["username"] == user_name("env-user")
 
 
-@pytest.mark.needs_emulator
-def test_impersonation_headers_arrive(emulator, namespace):
-    emulator.auth.forbid("list", "pods", user="alice")
+def test_impersonation_headers_arrive(kube, namespace):
+    impersonating = connect(kube, impersonate_user="alice", impersonate_groups=["ops", "system:authenticated"])
+    if kube.is_emulator:
+        kube.auth.forbid("list", "pods", user="alice")
+
+    with pytest.raises(ClusterApiError) as caught:
+        list_raw(impersonating, resource_path("v1", "pods", namespace))
+    assert caught.value.missing_permission()["user"] == "alice"  # the admin may; alice, who has no role, may not
+    assert list_raw(connect(kube), resource_path("v1", "pods", namespace))[0] == []
+
+    if kube.is_emulator:
+        assert_impersonation_headers_on_the_emulator(kube, impersonating)
+        return
+    # The real server's view of the request: both group header lines arrived (a comma-joined single header would
+    # be one group named "ops, system:authenticated").
+    seen = who_am_i(impersonating)
+    assert seen["username"] == "alice"
+    assert set(seen["groups"]) == {"ops", "system:authenticated"}
+
+
+def assert_impersonation_headers_on_the_emulator(emulator: Any, impersonating: Any) -> None:
     seen: list[dict] = []
 
     def echo_headers(_emulator: Any, request: Any, _match: Any) -> Any:
@@ -387,13 +449,6 @@ def test_impersonation_headers_arrive(emulator, namespace):
         return json_response(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
 
     emulator.add_route("GET", r"^/debug/headers$", echo_headers)
-    impersonating = connect(emulator, impersonate_user="alice", impersonate_groups=["ops", "system:authenticated"])
-
-    with pytest.raises(ClusterApiError) as caught:
-        list_raw(impersonating, resource_path("v1", "pods", namespace))
-    assert caught.value.missing_permission()["user"] == "alice"
-    assert list_raw(connect(emulator), resource_path("v1", "pods", namespace))[0] == []
-
     get_raw(impersonating, "/debug/headers")
     headers = seen[-1]
     assert headers["impersonate-user"] == "alice"
