@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -25,13 +26,14 @@ def status_of(exc: ApiException) -> Obj:
     return json.loads(exc.body)
 
 
-def expect_error(code: int, reason: str, call: Any, *args: Any, **kwargs: Any) -> Obj:
+def expect_error(code: int, reason: str | None, call: Any, *args: Any, **kwargs: Any) -> Obj:
+    """The Status a failed call answers; `reason` None: kube-apiserver sends none."""
     with pytest.raises(ApiException) as caught:
         call(*args, **kwargs)
     body = status_of(caught.value)
     assert caught.value.status == code, body
     assert body["kind"] == "Status" and body["status"] == "Failure" and body["code"] == code
-    assert body["reason"] == reason, body
+    assert body.get("reason") == reason, body
     return body
 
 
@@ -301,67 +303,120 @@ def test_delete_pod_returns_the_pod_and_dry_run_keeps_it(api_client: Any, namesp
     expect_error(404, "NotFound", core.read_namespaced_pod, "p", namespace)
 
 
-@pytest.mark.needs_emulator
-def test_delete_namespace_deletes_its_objects(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([configmap("a", "doomed"), pod("p", "doomed"), configmap("b", "kept")])
-    deleted = client.CoreV1Api(api_client).delete_namespace("doomed")
-    assert deleted["status"]["phase"] == "Terminating"  # the namespace, as it was when deletion began
-    assert emulator.get("namespaces", None, "doomed") is None
-    assert emulator.get("configmaps", "doomed", "a") is None and emulator.get("pods", "doomed", "p") is None
-    assert emulator.get("configmaps", "kept", "b") is not None
+@pytest.fixture
+def kubelet(kube: Any) -> Any:
+    """What plays the kubelet: the control plane's stand-in, or None on the emulator (which has its own)."""
+    return getattr(kube, "kubelet", None)
 
 
-@pytest.mark.needs_emulator
-def test_deleting_an_owner_cascades_unless_orphaned(emulator: Emulator, api_client: Any) -> None:
+def eventually(check: Any, timeout: float = 30.0) -> Any:
+    """Poll until `check()` is truthy: controllers (garbage collector, disruption, namespace) act asynchronously on a
+    real server; the emulator's act within the request, so there the first call already holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def budget_numbers(policy: Any, name: str, namespace: str) -> tuple[int, int, int, int]:
+    status = policy.read_namespaced_pod_disruption_budget(name, namespace).status
+    return status.current_healthy, status.desired_healthy, status.expected_pods, status.disruptions_allowed
+
+
+def wait_budget(policy: Any, name: str, namespace: str, numbers: tuple[int, int, int, int]) -> None:
+    """Until the disruption controller observed the budget and counted `numbers` (healthy, desired, expected,
+    allowed); an eviction before that is refused as "still being processed"."""
+    def observed() -> bool:
+        budget = policy.read_namespaced_pod_disruption_budget(name, namespace)
+        generation_seen = (budget.status.observed_generation or 0) >= (budget.metadata.generation or 0)
+        return generation_seen and budget_numbers(policy, name, namespace) == numbers
+    assert eventually(observed), budget_numbers(policy, name, namespace)
+
+
+def delete_namespace(core: Any, name: str) -> None:
+    try:
+        core.delete_namespace(name)
+    except ApiException as error:
+        if error.status != 404:  # the emulator keeps objects in namespaces nobody created
+            raise
+
+
+def test_delete_namespace_deletes_its_objects(kube: Any, api_client: Any) -> None:
+    doomed, kept = f"doomed-{uuid.uuid4().hex[:6]}", f"kept-{uuid.uuid4().hex[:6]}"
+    core = client.CoreV1Api(api_client)
+    kube.load([configmap("a", doomed), pod("p", doomed), configmap("b", kept)])
+    try:
+        deleted = core.delete_namespace(doomed)
+        assert deleted["status"]["phase"] == "Terminating"  # the namespace, as it was when deletion began
+        assert eventually(lambda: kube.get("Namespace", None, doomed) is None, timeout=60)
+        assert kube.get("ConfigMap", doomed, "a") is None and kube.get("Pod", doomed, "p") is None
+        assert kube.get("ConfigMap", kept, "b") is not None
+    finally:
+        delete_namespace(core, kept)
+
+
+def test_deleting_an_owner_cascades_unless_orphaned(kube: Any, api_client: Any, namespace: str) -> None:
     apps = client.AppsV1Api(api_client)
-    emulator.load([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
-                    "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {}}}])
-    deployment = emulator.get("Deployment", "shop", "web")
-    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-1", "namespace": "shop",
+    # Owners that want exactly the pods the test makes: their controllers neither add nor remove any.
+    replica_set_spec = {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                        "template": {"metadata": {"labels": {"app": "web"}},
+                                     "spec": {"containers": [{"name": "app", "image": "web:1"}]}}}
+    kube.load([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": namespace},
+                "spec": {**replica_set_spec, "paused": True}}])
+    deployment = kube.get("Deployment", namespace, "web")
+    # Labelled like its pods: a Deployment releases the ReplicaSets whose own labels its selector does not match.
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-1", "namespace": namespace,
+                                                                      "labels": {"app": "web"},
           "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
                                "uid": deployment["metadata"]["uid"], "controller": True}]},
-          "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {}}}
-    emulator.load([rs])
-    replica_set = emulator.get("rs", "shop", "web-1")
-    emulator.load([pod(f"web-1-{i}", "shop", {"app": "web"}, owner=replica_set) for i in range(3)])
-    apps.delete_namespaced_deployment("web", "shop", propagation_policy="Background")
-    assert emulator.list("pods", "shop") == [] and emulator.get("rs", "shop", "web-1") is None
+          "spec": replica_set_spec}
+    kube.load([rs])
+    replica_set = kube.get("ReplicaSet", namespace, "web-1")
+    kube.load([pod(f"web-1-{i}", namespace, {"app": "web"}, owner=replica_set) for i in range(3)])
+    apps.delete_namespaced_deployment("web", namespace, propagation_policy="Background")
+    assert eventually(lambda: kube.list("Pod", namespace) == [] and kube.get("ReplicaSet", namespace, "web-1") is None)
 
-    emulator.load([{**rs, "metadata": {"name": "solo", "namespace": "shop"}}])
-    solo = emulator.get("rs", "shop", "solo")
-    emulator.load([pod("solo-1", "shop", owner=solo)])
-    apps.delete_namespaced_replica_set("solo", "shop", body=client.V1DeleteOptions(propagation_policy="Orphan"))
-    orphan = emulator.get("pods", "shop", "solo-1")
-    assert orphan is not None and "ownerReferences" not in orphan["metadata"]
+    solo_spec = {**replica_set_spec, "replicas": 1, "selector": {"matchLabels": {"app": "solo"}},
+                 "template": {**replica_set_spec["template"], "metadata": {"labels": {"app": "solo"}}}}
+    kube.load([{**rs, "metadata": {"name": "solo", "namespace": namespace}, "spec": solo_spec}])
+    solo = kube.get("ReplicaSet", namespace, "solo")
+    kube.load([pod("solo-1", namespace, {"app": "solo"}, owner=solo)])
+    apps.delete_namespaced_replica_set("solo", namespace,
+                                       body=client.V1DeleteOptions(propagation_policy="Orphan"))
+    assert eventually(lambda: kube.get("ReplicaSet", namespace, "solo") is None)
+    orphan = eventually(lambda: (lambda p: p if p and not p["metadata"].get("ownerReferences") else None)(
+        kube.get("Pod", namespace, "solo-1")))
+    assert orphan is not None and not orphan["metadata"].get("ownerReferences")
 
 
-@pytest.mark.needs_emulator
-def test_finalizers_hold_deletion_until_removed(emulator: Emulator, api_client: Any) -> None:
+def test_finalizers_hold_deletion_until_removed(api_client: Any, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
-    core.create_namespaced_config_map("default", {**configmap("held", "default"),
+    core.create_namespaced_config_map(namespace, {**configmap("held", namespace),
                                                   "metadata": {"name": "held", "finalizers": ["example.com/hold"]}})
-    core.delete_namespaced_config_map("held", "default")
-    held = core.read_namespaced_config_map("held", "default")
+    core.delete_namespaced_config_map("held", namespace)
+    held = core.read_namespaced_config_map("held", namespace)
     assert held.metadata.deletion_timestamp is not None
-    core.patch_namespaced_config_map("held", "default", {"metadata": {"finalizers": None}},
+    core.patch_namespaced_config_map("held", namespace, {"metadata": {"finalizers": None}},
                                      _content_type="application/merge-patch+json")
-    expect_error(404, "NotFound", core.read_namespaced_config_map, "held", "default")
+    expect_error(404, "NotFound", core.read_namespaced_config_map, "held", namespace)
 
 
 # --- selectors and paging ----------------------------------------------------------------------------------------
 
-@pytest.mark.needs_emulator
-def test_label_selectors(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([
-        configmap("a", "sel", {"app": "web", "tier": "front"}),
-        configmap("b", "sel", {"app": "web", "tier": "back"}),
-        configmap("c", "sel", {"app": "db"}),
-        configmap("d", "sel", {}),
+def test_label_selectors(kube: Any, api_client: Any, namespace: str) -> None:
+    kube.load([
+        configmap("a", namespace, {"app": "web", "tier": "front"}),
+        configmap("b", namespace, {"app": "web", "tier": "back"}),
+        configmap("c", namespace, {"app": "db"}),
+        configmap("d", namespace, {}),
     ])
     core = client.CoreV1Api(api_client)
 
     def names(selector: str) -> list[str]:
-        return [c.metadata.name for c in core.list_namespaced_config_map("sel", label_selector=selector).items]
+        listed = core.list_namespaced_config_map(namespace, label_selector=selector).items
+        return [c.metadata.name for c in listed if c.metadata.name != "kube-root-ca.crt"]
 
     assert names("app=web") == ["a", "b"]
     assert names("app==web,tier!=front") == ["b"]
@@ -369,147 +424,130 @@ def test_label_selectors(emulator: Emulator, api_client: Any) -> None:
     assert names("app notin (web)") == ["c", "d"]
     assert names("tier") == ["a", "b"]
     assert names("!tier") == ["c", "d"]
-    expect_error(400, "BadRequest", core.list_namespaced_config_map, "sel", label_selector="app in web")
+    expect_error(400, "BadRequest", core.list_namespaced_config_map, namespace, label_selector="app in web")
 
 
-@pytest.mark.needs_emulator
-def test_field_selectors(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([pod("p1", "fs", node="n1"), pod("p2", "fs", node="n2", phase="Pending"),
-                   pod("p3", "other", node="n1")])
+def test_field_selectors(kube: Any, api_client: Any, namespace: str) -> None:
+    other = f"{namespace}-other"
+    node_a, node_b = f"{namespace}-n1", f"{namespace}-n2"
+    kube.load([pod("p1", namespace, node=node_a), pod("p2", namespace, node=node_b, phase="Pending"),
+               pod("p3", other, node=node_a)])
     core = client.CoreV1Api(api_client)
 
     def names(selector: str, ns: str | None = None) -> list[str]:
         items = (core.list_namespaced_pod(ns, field_selector=selector) if ns
                  else core.list_pod_for_all_namespaces(field_selector=selector)).items
-        return [f"{p.metadata.namespace}/{p.metadata.name}" for p in items]
+        return sorted(f"{p.metadata.namespace}/{p.metadata.name}" for p in items
+                      if p.metadata.namespace in (namespace, other))
 
-    assert names("spec.nodeName=n1") == ["fs/p1", "other/p3"]
-    assert names("spec.nodeName=n1", "fs") == ["fs/p1"]
-    assert names("status.phase!=Running") == ["fs/p2"]
-    assert names("metadata.name==p2,metadata.namespace=fs") == ["fs/p2"]
-    body = expect_error(400, "BadRequest", core.list_pod_for_all_namespaces, field_selector="spec.image=x")
-    assert body["message"] == "field label not supported: spec.image"
+    try:
+        assert names(f"spec.nodeName={node_a}") == sorted([f"{namespace}/p1", f"{other}/p3"])
+        assert names(f"spec.nodeName={node_a}", namespace) == [f"{namespace}/p1"]
+        assert names("status.phase!=Running") == [f"{namespace}/p2"]
+        assert names(f"metadata.name==p2,metadata.namespace={namespace}") == [f"{namespace}/p2"]
+        body = expect_error(400, "BadRequest", core.list_pod_for_all_namespaces, field_selector="spec.image=x")
+        assert body["message"] == "field label not supported: spec.image"
+    finally:
+        delete_namespace(core, other)
 
 
-@pytest.mark.needs_emulator
-def test_paging_with_limit_and_continue(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([configmap(f"cm-{i:02d}", "paged") for i in range(25)])
+def test_paging_with_limit_and_continue(kube: Any, api_client: Any, namespace: str) -> None:
+    kube.load([configmap(f"cm-{i:02d}", namespace, {"paged": "yes"}) for i in range(25)])
     core = client.CoreV1Api(api_client)
-    first = core.list_namespaced_config_map("paged", limit=10)
-    assert len(first.items) == 10 and first.metadata._continue and first.metadata.remaining_item_count == 15
-    second = core.list_namespaced_config_map("paged", limit=10, _continue=first.metadata._continue)
-    third = core.list_namespaced_config_map("paged", limit=10, _continue=second.metadata._continue)
+    first = core.list_namespaced_config_map(namespace, limit=10, label_selector="paged")
+    assert len(first.items) == 10 and first.metadata._continue
+    second = core.list_namespaced_config_map(namespace, limit=10, _continue=first.metadata._continue,
+                                             label_selector="paged")
+    third = core.list_namespaced_config_map(namespace, limit=10, _continue=second.metadata._continue,
+                                            label_selector="paged")
     assert len(third.items) == 5 and not third.metadata._continue
     names = [c.metadata.name for page in (first, second, third) for c in page.items]
     assert names == [f"cm-{i:02d}" for i in range(25)]
     assert second.metadata.resource_version == first.metadata.resource_version
-
-
-@pytest.mark.needs_emulator
-def test_expired_continue_token_is_410(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([configmap(f"cm-{i:02d}", "paged") for i in range(30)])
-    core = client.CoreV1Api(api_client)
-    emulator.faults.expire_continue_after(2)
-    first = core.list_namespaced_config_map("paged", limit=10)
-    second = core.list_namespaced_config_map("paged", limit=10, _continue=first.metadata._continue)
-    body = expect_error(410, "Expired", core.list_namespaced_config_map, "paged", limit=10,
-                        _continue=second.metadata._continue)
-    assert body["message"].startswith("The provided continue parameter is too old to display a consistent list")
-    assert body["metadata"]["continue"]  # the inconsistent continuation kube-apiserver offers
-    rest = core.list_namespaced_config_map("paged", limit=10, _continue=body["metadata"]["continue"])
-    assert [c.metadata.name for c in rest.items][0] == "cm-20"
-    # a fresh list works again: the fault fired once
-    restarted = core.list_namespaced_config_map("paged", limit=10)
-    core.list_namespaced_config_map("paged", limit=10, _continue=restarted.metadata._continue)
-
-    emulator.faults.expire_next_continue()
-    expect_error(410, "Expired", core.list_namespaced_config_map, "paged", limit=10,
-                 _continue=restarted.metadata._continue)
-    emulator.compact()
-    expect_error(410, "Expired", core.list_namespaced_config_map, "paged", limit=10,
-                 _continue=restarted.metadata._continue)
-    emulator.faults.clear()
-    emulator.faults.continue_ttl_seconds = 0.0
-    fresh = core.list_namespaced_config_map("paged", limit=10)
-    time.sleep(0.01)
-    expect_error(410, "Expired", core.list_namespaced_config_map, "paged", limit=10, _continue=fresh.metadata._continue)
+    # Without a selector the server also says how many are left (kube-root-ca.crt is one more on a real server).
+    unfiltered = core.list_namespaced_config_map(namespace, limit=10)
+    assert unfiltered.metadata.remaining_item_count == len(core.list_namespaced_config_map(namespace).items) - 10
 
 
 # --- eviction ----------------------------------------------------------------------------------------------------
 
-@pytest.mark.needs_emulator
-def test_eviction_allowed_decrements_the_budget(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([pdb("web", selector={"matchLabels": {"app": "web"}}, minAvailable=1)]
-                  + [pod(f"web-{i}", labels={"app": "web"}) for i in range(3)])
+def test_eviction_allowed_decrements_the_budget(kube: Any, api_client: Any, namespace: str) -> None:
+    kube.load([pdb("web", namespace, selector={"matchLabels": {"app": "web"}}, minAvailable=1)]
+              + [pod(f"web-{i}", namespace, labels={"app": "web"}) for i in range(3)])
     policy = client.PolicyV1Api(api_client)
-    before = policy.read_namespaced_pod_disruption_budget("web", "default").status
-    assert (before.current_healthy, before.desired_healthy, before.expected_pods, before.disruptions_allowed) == \
-        (3, 1, 3, 2)
+    wait_budget(policy, "web", namespace, (3, 1, 3, 2))
 
-    status, body, _headers = raw(api_client, "POST", "/api/v1/namespaces/default/pods/web-0/eviction",
+    status, body, _headers = raw(api_client, "POST", f"/api/v1/namespaces/{namespace}/pods/web-0/eviction",
                                  {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-0"}})
     assert status == 201 and body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                                       "code": 201}
-    assert emulator.get("pods", "default", "web-0") is None
-    after = policy.read_namespaced_pod_disruption_budget("web", "default").status
-    assert (after.current_healthy, after.disruptions_allowed) == (2, 1)
+    assert eventually(lambda: kube.get("Pod", namespace, "web-0") is None)
+    wait_budget(policy, "web", namespace, (2, 1, 2, 1))
 
 
-@pytest.mark.needs_emulator
-def test_eviction_refused_by_budget_is_429(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([pdb("web-pdb", selector={"matchLabels": {"app": "web"}}, maxUnavailable=0),
-                   pod("web-0", labels={"app": "web"}), pod("web-1", labels={"app": "web"})])
+def test_eviction_refused_by_budget_is_429(kube: Any, api_client: Any, namespace: str) -> None:
+    kube.load([pdb("web-pdb", namespace, selector={"matchLabels": {"app": "web"}}, minAvailable=2),
+               pod("web-0", namespace, labels={"app": "web"}), pod("web-1", namespace, labels={"app": "web"})])
+    wait_budget(client.PolicyV1Api(api_client), "web-pdb", namespace, (2, 2, 2, 0))
     core = client.CoreV1Api(api_client)
-    body = expect_error(429, "TooManyRequests", core.create_namespaced_pod_eviction, "web-0", "default",
-                        eviction("web-0"))
+    body = expect_error(429, "TooManyRequests", core.create_namespaced_pod_eviction, "web-0", namespace,
+                        eviction("web-0", namespace))
     assert body["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
     assert body["details"]["causes"] == [{"reason": "DisruptionBudget", "message":
                                           "The disruption budget web-pdb needs 2 healthy pods and has 2 currently"}]
-    assert emulator.get("pods", "default", "web-0") is not None
+    assert kube.get("Pod", namespace, "web-0") is not None
 
 
-@pytest.mark.needs_emulator
-def test_eviction_with_two_budgets_is_500(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([pdb("all", selector={}, minAvailable=0),
-                   pdb("web", selector={"matchLabels": {"app": "web"}}, minAvailable=0),
-                   pdb("nil-selector", minAvailable=5), pod("web-0", labels={"app": "web"})])
-    body = expect_error(500, "InternalError", client.CoreV1Api(api_client).create_namespaced_pod_eviction,
-                        "web-0", "default", eviction("web-0"))
-    assert body["message"] == ("Internal error occurred: This pod has more than one PodDisruptionBudget, which the "
-                               "eviction subresource does not support.")
+def test_eviction_with_two_budgets_is_500(kube: Any, api_client: Any, namespace: str) -> None:
+    kube.load([pdb("all", namespace, selector={}, minAvailable=0),
+               pdb("web", namespace, selector={"matchLabels": {"app": "web"}}, minAvailable=0),
+               pdb("nil-selector", namespace, minAvailable=5), pod("web-0", namespace, labels={"app": "web"})])
+    body = expect_error(500, None, client.CoreV1Api(api_client).create_namespaced_pod_eviction,
+                        "web-0", namespace, eviction("web-0", namespace))
+    assert body["message"] == "This pod has more than one PodDisruptionBudget, which the eviction subresource does " \
+                              "not support."
 
 
-@pytest.mark.needs_emulator
-def test_eviction_of_missing_pod_is_404_and_dry_run_keeps_the_pod(emulator: Emulator, api_client: Any) -> None:
-    core = client.CoreV1Api(api_client)
-    body = expect_error(404, "NotFound", core.create_namespaced_pod_eviction, "ghost", "default", eviction("ghost"))
+def test_eviction_of_missing_pod_is_404_and_dry_run_keeps_the_pod(kube: Any, api_client: Any,
+                                                                   namespace: str) -> None:
+    core, policy = client.CoreV1Api(api_client), client.PolicyV1Api(api_client)
+    body = expect_error(404, "NotFound", core.create_namespaced_pod_eviction, "ghost", namespace,
+                        eviction("ghost", namespace))
     assert body["message"] == 'pods "ghost" not found'
-    emulator.load([pdb("web", selector={"matchLabels": {"app": "web"}}, minAvailable=1),
-                   pod("web-0", labels={"app": "web"}), pod("web-1", labels={"app": "web"})])
-    core.create_namespaced_pod_eviction("web-0", "default", eviction("web-0", dry_run=True))
-    status, _body, _headers = raw(api_client, "POST", "/api/v1/namespaces/default/pods/web-1/eviction",
+    kube.load([pdb("web", namespace, selector={"matchLabels": {"app": "web"}}, minAvailable=1),
+               pod("web-0", namespace, labels={"app": "web"}), pod("web-1", namespace, labels={"app": "web"})])
+    wait_budget(policy, "web", namespace, (2, 1, 2, 1))
+    core.create_namespaced_pod_eviction("web-0", namespace, eviction("web-0", namespace, dry_run=True))
+    status, _body, _headers = raw(api_client, "POST", f"/api/v1/namespaces/{namespace}/pods/web-1/eviction",
                                   {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1"}},
                                   query=[("dryRun", "All")])
     assert status == 201
-    assert emulator.get("pods", "default", "web-0") and emulator.get("pods", "default", "web-1")
-    assert emulator.get("pdb", "default", "web")["status"]["disruptionsAllowed"] == 1
+    assert kube.get("Pod", namespace, "web-0") and kube.get("Pod", namespace, "web-1")
+    assert kube.get("PodDisruptionBudget", namespace, "web")["status"]["disruptionsAllowed"] == 1
 
 
-@pytest.mark.needs_emulator
 @pytest.mark.emulator(graceful_pod_deletion=True)
-def test_eviction_with_grace_period_and_of_terminating_pods(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([pdb("web", selector={"matchLabels": {"app": "web"}}, minAvailable=1),
-                   pod("web-0", labels={"app": "web"}), pod("web-1", labels={"app": "web"})])
-    core = client.CoreV1Api(api_client)
-    core.create_namespaced_pod_eviction("web-0", "default", eviction("web-0"))
-    terminating = emulator.get("pods", "default", "web-0")
+def test_eviction_with_grace_period_and_of_terminating_pods(kube: Any, kubelet: Any, api_client: Any,
+                                                            namespace: str) -> None:
+    if kubelet is not None:
+        kubelet.stop_containers_slowly(namespace)
+    kube.load([pdb("web", namespace, selector={"matchLabels": {"app": "web"}}, minAvailable=1),
+               pod("web-0", namespace, labels={"app": "web"}), pod("web-1", namespace, labels={"app": "web"})])
+    core, policy = client.CoreV1Api(api_client), client.PolicyV1Api(api_client)
+    wait_budget(policy, "web", namespace, (2, 1, 2, 1))
+    core.create_namespaced_pod_eviction("web-0", namespace, eviction("web-0", namespace))
+    terminating = kube.get("Pod", namespace, "web-0")
     assert terminating["metadata"]["deletionTimestamp"] and terminating["metadata"]["deletionGracePeriodSeconds"] == 30
-    assert emulator.get("pdb", "default", "web")["status"]["disruptionsAllowed"] == 0
+    assert kube.get("PodDisruptionBudget", namespace, "web")["status"]["disruptionsAllowed"] == 0
     # Terminating pods are evicted without consulting the (exhausted) budget.
-    core.create_namespaced_pod_eviction("web-0", "default", eviction("web-0"))
-    expect_error(429, "TooManyRequests", core.create_namespaced_pod_eviction, "web-1", "default", eviction("web-1"))
-    assert emulator.complete_terminations() == 1
-    assert emulator.get("pods", "default", "web-0") is None
+    core.create_namespaced_pod_eviction("web-0", namespace, eviction("web-0", namespace))
+    expect_error(429, "TooManyRequests", core.create_namespaced_pod_eviction, "web-1", namespace,
+                 eviction("web-1", namespace))
+    if kubelet is None:
+        assert kube.complete_terminations() == 1
+    else:
+        kubelet.stop_containers_slowly(namespace, slow=False)
+    assert eventually(lambda: kube.get("Pod", namespace, "web-0") is None)
 
 
 # --- logs, CRDs, watch -------------------------------------------------------------------------------------------
@@ -561,30 +599,45 @@ def test_crd_registers_a_custom_resource(api_client: Any, dynamic_client: Any, n
         extensions.delete_custom_resource_definition(CRD["metadata"]["name"])
 
 
-@pytest.mark.needs_emulator
-def test_deleting_a_crd_stops_serving_it(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([CRD, {"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
-                         "metadata": {"name": "cluster", "namespace": "openshift-kube-descheduler-operator"}}])
+def test_deleting_a_crd_stops_serving_it(kube: Any, api_client: Any, namespace: str) -> None:
+    kube.load([CRD])
     custom = client.CustomObjectsApi(api_client)
+    # The CRD is served once Established; creating the resource before that is a 404.
+    eventually(lambda: any(c.type == "Established" and c.status == "True" for c in (
+        client.ApiextensionsV1Api(api_client).read_custom_resource_definition(CRD["metadata"]["name"]).status
+        .conditions or ())))
+    eventually(lambda: _served(custom))
+    kube.load([{"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
+                "metadata": {"name": "cluster", "namespace": namespace}}])
     assert custom.list_cluster_custom_object("operator.openshift.io", "v1", "kubedeschedulers")["items"]
     client.ApiextensionsV1Api(api_client).delete_custom_resource_definition(CRD["metadata"]["name"])
-    expect_error(404, "NotFound", custom.list_cluster_custom_object, "operator.openshift.io", "v1",
-                 "kubedeschedulers")
+    # Once the group is gone kube-apiserver answers a plain-text "404 page not found", not a Status.
+    assert eventually(lambda: not _served(custom))
 
 
-@pytest.mark.needs_emulator
-def test_watch_streams_events(emulator: Emulator, api_client: Any) -> None:
+def _served(custom: Any) -> bool:
+    try:
+        custom.list_cluster_custom_object("operator.openshift.io", "v1", "kubedeschedulers")
+    except ApiException as error:
+        if error.status == 404:
+            return False
+        raise
+    return True
+
+
+def test_watch_streams_events(kube: Any, api_client: Any, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
-    emulator.load([configmap("existing", "default")])
+    kube.load([configmap("existing", namespace, {"watched": "yes"})])
 
     def later() -> None:
-        time.sleep(0.2)
-        emulator.create(configmap("new", "default"))
-        emulator.delete("configmaps", "default", "new")
+        time.sleep(0.5)
+        kube.create(configmap("new", namespace, {"watched": "yes"}))
+        kube.delete("ConfigMap", namespace, "new")
 
     threading.Thread(target=later, daemon=True).start()
     seen = []
-    for event in watch.Watch().stream(core.list_namespaced_config_map, "default", timeout_seconds=3):
+    for event in watch.Watch().stream(core.list_namespaced_config_map, namespace, label_selector="watched",
+                                      timeout_seconds=5):
         seen.append((event["type"], event["object"].metadata.name))
         if len(seen) == 3:
             break
@@ -641,38 +694,50 @@ def test_auth_token_and_forbidden_rules(emulator: Emulator, api_client: Any) -> 
     assert core.read_namespaced_pod("p", "default").metadata.name == "p"
 
 
-@pytest.mark.needs_emulator
 @pytest.mark.emulator(controllers=["replicaset"])
-def test_replicaset_controller_replaces_an_evicted_pod(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([node("node-a"), node("node-b"), node("node-c", unschedulable=True)])
+def test_replicaset_controller_replaces_an_evicted_pod(kube: Any, api_client: Any, namespace: str) -> None:
+    prefix = namespace
+    kube.load([node(f"{prefix}-a"), node(f"{prefix}-b"), node(f"{prefix}-c", unschedulable=True)])
     apps, core = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
-    apps.create_namespaced_replica_set("default", {
+    apps.create_namespaced_replica_set(namespace, {
         "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-5d9c7"},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": {
-            "metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": "web:1"}]}}}})
-    pods = core.list_namespaced_pod("default", label_selector="app=web").items
-    assert len(pods) == 2 and {p.spec.node_name for p in pods} == {"node-a", "node-b"}
-    assert all(p.status.phase == "Running" for p in pods)
-    victim = pods[0]
-    core.create_namespaced_pod_eviction(victim.metadata.name, "default", eviction(victim.metadata.name))
-    after = core.list_namespaced_pod("default", label_selector="app=web").items
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "web:1"}]}}}})
+
+    def running() -> list[Any]:
+        pods = core.list_namespaced_pod(namespace, label_selector="app=web").items
+        live = [p for p in pods if not p.metadata.deletion_timestamp]
+        return live if len(live) == 2 and all(p.status.phase == "Running" for p in live) else []
+
+    pods = eventually(running)
+    assert len(pods) == 2 and {p.spec.node_name for p in pods} == {f"{prefix}-a", f"{prefix}-b"}
+    # The pod on the first node: its replacement goes back there whether or not the victim is gone yet (a tie
+    # between equally loaded nodes goes to the first name).
+    victim = next(p for p in pods if p.spec.node_name == f"{prefix}-a")
+    core.create_namespaced_pod_eviction(victim.metadata.name, namespace, eviction(victim.metadata.name, namespace))
+    after = eventually(lambda: [p for p in running() if p.metadata.name != victim.metadata.name]
+                       if victim.metadata.name not in {p.metadata.name for p in
+                                                       core.list_namespaced_pod(namespace).items} else [])
     assert len(after) == 2 and victim.metadata.name not in {p.metadata.name for p in after}
     replacement = next(p for p in after if p.metadata.name not in {q.metadata.name for q in pods})
     assert replacement.metadata.name.startswith("web-5d9c7-")
     assert replacement.spec.node_name == victim.spec.node_name  # the node left with the fewest pods
     assert replacement.metadata.owner_references[0].name == "web-5d9c7"
-    assert apps.read_namespaced_replica_set("web-5d9c7", "default").status.ready_replicas == 2
+    assert eventually(lambda: apps.read_namespaced_replica_set("web-5d9c7", namespace).status.ready_replicas == 2)
 
 
-@pytest.mark.needs_emulator
-def test_scale_subresource(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-                    "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": {}}}])
+def test_scale_subresource(kube: Any, api_client: Any, namespace: str) -> None:
+    kube.load([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": namespace},
+                "spec": {"replicas": 2, "paused": True, "selector": {"matchLabels": {"app": "web"}},
+                         "template": {"metadata": {"labels": {"app": "web"}},
+                                      "spec": {"containers": [{"name": "app", "image": "web:1"}]}}}}])
     apps = client.AppsV1Api(api_client)
-    scale = apps.read_namespaced_deployment_scale("web", "default")
-    assert scale.spec.replicas == 2 and scale.status.selector == "app=web"
-    apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 5}})
-    assert apps.read_namespaced_deployment("web", "default").spec.replicas == 5
+    scale = apps.read_namespaced_deployment_scale("web", namespace)
+    assert scale.spec.replicas == 2
+    assert eventually(lambda: apps.read_namespaced_deployment_scale("web", namespace).status.selector) == "app=web"
+    apps.patch_namespaced_deployment_scale("web", namespace, {"spec": {"replicas": 5}})
+    assert apps.read_namespaced_deployment("web", namespace).spec.replicas == 5
 
 
 @pytest.mark.needs_emulator
@@ -730,29 +795,35 @@ def test_apply_patch_creates_then_merges(api_client: Any, namespace: str) -> Non
                                                  "value: is required for apply patch")
 
 
-@pytest.mark.needs_emulator
-def test_pdb_status_follows_pod_health_and_percentages(emulator: Emulator, api_client: Any) -> None:
-    emulator.load([pdb("half", selector={"matchLabels": {"app": "web"}}, minAvailable="50%"),
-                   pdb("quarter", selector={"matchLabels": {"app": "db"}}, maxUnavailable="25%")]
-                  + [pod(f"web-{i}", labels={"app": "web"}) for i in range(4)]
-                  + [pod(f"db-{i}", labels={"app": "db"}) for i in range(5)])
+@pytest.mark.emulator(controllers=["replicaset"])
+def test_pdb_status_follows_pod_health_and_percentages(kube: Any, api_client: Any, namespace: str) -> None:
+    # Percentages and maxUnavailable count the pods the owners expect: the pods belong to ReplicaSets (4 and 5
+    # replicas, already all there, so their controller adds none).
+    def replica_set(app: str, replicas: int) -> Obj:
+        return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": app, "namespace": namespace},
+                "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": app}},
+                         "template": {"metadata": {"labels": {"app": app}},
+                                      "spec": {"containers": [{"name": "app", "image": f"{app}:1"}]}}}}
+
+    owners = {}
+    for app, replicas in (("web", 4), ("db", 5)):
+        kube.load([pod(f"{app}-{i}", namespace, labels={"app": app}) for i in range(replicas)])
+        kube.load([replica_set(app, replicas)])
+        owners[app] = kube.get("ReplicaSet", namespace, app)
+    kube.load([pdb("half", namespace, selector={"matchLabels": {"app": "web"}}, minAvailable="50%"),
+               pdb("quarter", namespace, selector={"matchLabels": {"app": "db"}}, maxUnavailable="25%")])
     policy, core = client.PolicyV1Api(api_client), client.CoreV1Api(api_client)
-
-    def numbers(name: str) -> tuple[int, int, int, int]:
-        status = policy.read_namespaced_pod_disruption_budget(name, "default").status
-        return status.current_healthy, status.desired_healthy, status.expected_pods, status.disruptions_allowed
-
-    assert numbers("half") == (4, 2, 4, 2)
-    assert numbers("quarter") == (5, 3, 5, 2)  # 25% of 5 rounds up to 2 unavailable
-    core.patch_namespaced_pod_status("web-0", "default", {"status": {"conditions": [{"type": "Ready",
-                                                                                    "status": "False"}]}})
-    assert numbers("half") == (3, 2, 4, 1)
+    wait_budget(policy, "half", namespace, (4, 2, 4, 2))
+    wait_budget(policy, "quarter", namespace, (5, 3, 5, 2))  # 25% of 5 rounds up to 2 unavailable
+    core.patch_namespaced_pod_status("web-0", namespace, {"status": {"conditions": [{"type": "Ready",
+                                                                                      "status": "False"}]}})
+    wait_budget(policy, "half", namespace, (3, 2, 4, 1))
     # An unready pod is evicted without using the budget while the budget is met (IfHealthyBudget).
-    core.create_namespaced_pod_eviction("web-0", "default", eviction("web-0"))
-    assert numbers("half") == (3, 2, 3, 1)
-    status, body, _headers = raw(api_client, "POST", "/api/v1/namespaces/default/pods/db-0/eviction",
+    core.create_namespaced_pod_eviction("web-0", namespace, eviction("web-0", namespace))
+    assert budget_numbers(policy, "half", namespace)[3] == 1
+    status, body, _headers = raw(api_client, "POST", f"/api/v1/namespaces/{namespace}/pods/db-0/eviction",
                                  {"apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "db-0"}})
-    assert status == 201 and numbers("quarter")[3] == 1
+    assert status == 201 and budget_numbers(policy, "quarter", namespace)[3] == 1
 
 
 @pytest.mark.needs_emulator

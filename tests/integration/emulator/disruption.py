@@ -222,7 +222,8 @@ def evict_pod(emulator: Emulator, namespace: str, name: str, eviction: dict[str,
         if not can_ignore_pdb(pod):
             pdbs = matching_pdbs(emulator, pod)
             if len(pdbs) > 1:
-                raise errors.internal_error(MORE_THAN_ONE_PDB)
+                # kube-apiserver's eviction handler builds this Status itself: code 500, no reason, no prefix.
+                raise errors.ApiError(500, "", MORE_THAN_ONE_PDB)
             if pdbs:
                 _check_budget(emulator, pdbs[0], pod, dry_run)
         emulator.api.delete(pods_type, namespace, name, options, user=user)

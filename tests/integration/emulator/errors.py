@@ -59,8 +59,9 @@ class ApiError(Exception):
             "metadata": self.metadata,
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:  # kube-apiserver leaves it out where its handler gives none (two PDBs on an eviction)
+            body["reason"] = self.reason
         if self.details is not None:
             body["details"] = self.details
         body["code"] = self.code
