@@ -1,14 +1,22 @@
 """The plan module with actual utilization: recorded Prometheus answers (prometheus_result), a live stand-in
 Prometheus (/api/v1/query with a bearer token), and NodeMetrics/PodMetrics from the metrics API.
 
-The metrics API tests need the emulator: a real kube-apiserver serves metrics.k8s.io only through metrics-server's
-aggregated APIService, which the suite's control plane does not run.
+Live tests run on the `kube` cluster (the real control plane by default):
+- the metrics API is served by standins/metrics_server.py: metrics.k8s.io/v1beta1 `nodes` and `pods` as two CRDs
+  whose objects have the NodeMetrics/PodMetrics shape. Not metrics-server behind the aggregator: the aggregator
+  proxies to a Service's endpoints, which may not be a loopback address, and the CI machine's other addresses are
+  unknown. Limits (see the stand-in): stored-object metadata, writes accepted, usage as loaded;
+- the pods are owned by a ReplicaSet that exists (a real garbage collector deletes pods whose owner does not), with
+  replicas 0 and a selector the pods do not match, and the reference is not a controller reference: the ReplicaSet
+  controller neither adopts, releases nor replaces them, and the descheduler sees owned (evictable) pods;
+- everything lives in namespace `metrics-live`, which the control plane's per-test cleanup removes.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +24,14 @@ import pytest
 from playbook import REPO, run_tasks
 
 sys.path.insert(0, str(REPO / "tests" / "integration"))
-from emulator.metrics_api import serve_metrics_api  # noqa: E402
+from standins.metrics_server import MetricsServer  # noqa: E402
 from standins.prometheus import PrometheusStandIn  # noqa: E402
 
 NOW = "2026-11-22T12:00:00Z"
 NOW_TS = 1795348800.0
 QUERY = "instance:node_cpu:rate:sum"
 SAMPLES = {"n1": 0.5695757575757561, "n2": 0.4245454545454522, "n3": 0.20381818181818104}
+NAMESPACE = "metrics-live"
 
 
 def node(name: str, pods: int = 10) -> dict:
@@ -32,18 +41,35 @@ def node(name: str, pods: int = 10) -> dict:
                                    "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
-def pod(name: str, node_name: str, cpu: str = "400m") -> dict:
+def pod(name: str, node_name: str, cpu: str = "400m", owner_uid: str = "rs-uid") -> dict:
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}",
+            "metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-{name}",
                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
-                                              "uid": "rs-uid", "controller": True}]},
+                                              "uid": owner_uid}]},
             "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
                                                             "resources": {"requests": {"cpu": cpu}}}]},
             "status": {"phase": "Running"}}
 
 
-def cluster_objects() -> list[dict]:
-    return [node("n1", 9), node("n2"), node("n3")] + [pod(f"p{i}", "n1") for i in range(1, 6)] + [pod("p9", "n2")]
+def cluster_objects(owner_uid: str = "rs-uid") -> list[dict]:
+    return [node("n1", 9), node("n2"), node("n3")] + [pod(f"p{i}", "n1", owner_uid=owner_uid) for i in range(1, 6)] \
+        + [pod("p9", "n2", owner_uid=owner_uid)]
+
+
+def owner_replicaset() -> dict:
+    """Exists so the pods' owner does; manages none of them (replicas 0, a selector they do not match)."""
+    labels = {"app": "metrics-live-owner"}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": NAMESPACE},
+            "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}]}}}}
+
+
+def load_cluster(kube: Any) -> None:
+    """The nodes and the pods, owned by a ReplicaSet that exists."""
+    kube.load([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}])
+    owner = kube.create(owner_replicaset())
+    kube.load(cluster_objects(owner["metadata"]["uid"]))
 
 
 def prometheus_policy(url: str = "https://prometheus.example:9091", **lnu: Any) -> dict:
@@ -132,12 +158,10 @@ def test_bad_prometheus_result_fails_before_planning(tmp_path: Path, result: Any
 
 @pytest.fixture
 def loaded(kube: Any) -> Any:
-    kube.load(cluster_objects())
+    load_cluster(kube)
     return kube
 
 
-# The pods name a ReplicaSet that does not exist: on a real server the garbage collector deletes them before the plan.
-@pytest.mark.needs_emulator
 def test_live_prometheus_query_with_token(loaded: Any, tmp_path: Path) -> None:
     with PrometheusStandIn({QUERY: SAMPLES}, token="s3cret") as prometheus:
         process, results = run_tasks(tmp_path, [plan_task(
@@ -176,17 +200,21 @@ def metrics_objects() -> list[dict]:
               "timestamp": NOW, "window": "20s", "usage": {"cpu": cpu, "memory": "0"}}
              for name, cpu in (("n1", "3201m"), ("n2", "401m"), ("n3", "11m"))]
     pods = [{"apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics",
-             "metadata": {"name": f"p{i}", "namespace": "default"}, "timestamp": NOW, "window": "20s",
+             "metadata": {"name": f"p{i}", "namespace": NAMESPACE}, "timestamp": NOW, "window": "20s",
              "containers": [{"name": "c", "usage": {"cpu": "801m", "memory": "0"}}]} for i in range(1, 6)]
     return nodes + pods
 
 
-@pytest.mark.needs_emulator
-def test_live_metrics_api_plans_from_node_and_pod_metrics(emulator: Any, tmp_path: Path) -> None:
-    serve_metrics_api(emulator)
-    emulator.load(cluster_objects() + metrics_objects())
-    kubeconfig = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
-    process, results = run_tasks(tmp_path, [plan_task(**kubeconfig, policy=metrics_policy())])
+@pytest.fixture
+def metrics_server(loaded: Any) -> Iterator[MetricsServer]:
+    """The metrics API serving metrics_objects() for the loaded cluster."""
+    with loaded.api_client() as client, MetricsServer(client) as metrics:
+        metrics.load(metrics_objects())
+        yield metrics
+
+
+def test_live_metrics_api_plans_from_node_and_pod_metrics(kube: Any, metrics_server: Any, tmp_path: Path) -> None:
+    process, results = run_tasks(tmp_path, [plan_task(**connection(kube), policy=metrics_policy())])
     plan = results["plan"]
     assert not plan.get("failed"), plan.get("msg")
     # n2 uses 401m of 4 cores by metrics: room for two pods of 801m (by requests it would take four)
@@ -194,11 +222,8 @@ def test_live_metrics_api_plans_from_node_and_pod_metrics(emulator: Any, tmp_pat
     assert plan["actual_utilization"]["plugins"]["load/LowNodeUtilization"]["nodes"]["n1"]["cpu"] == 80.03
 
 
-@pytest.mark.needs_emulator
-def test_metrics_api_not_served_is_reported(emulator: Any, tmp_path: Path) -> None:
-    emulator.load(cluster_objects())
-    kubeconfig = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
-    process, results = run_tasks(tmp_path, [plan_task(**kubeconfig, policy=metrics_policy())])
+def test_metrics_api_not_served_is_reported(loaded: Any, tmp_path: Path) -> None:
+    process, results = run_tasks(tmp_path, [plan_task(**connection(loaded), policy=metrics_policy())])
     plan = results["plan"]
     assert plan["evictions"] == []
     assert "metrics.k8s.io/v1beta1 API is not served" in plan["errors"][0]["message"]
@@ -206,11 +231,8 @@ def test_metrics_api_not_served_is_reported(emulator: Any, tmp_path: Path) -> No
 
 # --- recording (metrics_record) and replaying offline ------------------------------------------------------------
 
-@pytest.mark.needs_emulator
-def test_recorded_metrics_replay_the_live_plan(emulator: Any, tmp_path: Path) -> None:
-    serve_metrics_api(emulator)
-    emulator.load(cluster_objects() + metrics_objects())
-    kubeconfig = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
+def test_recorded_metrics_replay_the_live_plan(kube: Any, metrics_server: Any, tmp_path: Path) -> None:
+    kubeconfig = connection(kube)
     metrics_file, answers_file = tmp_path / "metrics.json", tmp_path / "prometheus.json"
     both_policies = metrics_policy()
     both_policies["profiles"] += prometheus_policy()["profiles"]
@@ -228,7 +250,7 @@ def test_recorded_metrics_replay_the_live_plan(emulator: Any, tmp_path: Path) ->
     assert results["first"]["node_metrics"] == 3 and results["first"]["pod_metrics"] == 5
     assert results["first"]["samples"] == {QUERY: 3}
     assert results["again"]["changed"] is False  # the same state recorded again: nothing to write
-    objects = list(emulator.list("pods") + emulator.list("nodes"))
+    objects = list(kube.list("pods", NAMESPACE) + kube.list("nodes"))
     offline = plan_task(snapshot=write_snapshot(tmp_path, objects), policy=both_policies,
                         metrics_file=str(metrics_file), prometheus_result=str(answers_file))
     process, replayed = run_tasks(tmp_path, [offline])
