@@ -94,8 +94,8 @@ options:
       - "Volcano's C(LoadAware) with C(metrics.type=prometheus): the per-node and per-pod queries Volcano sends that
         O(prometheus_result) does not answer are sent to this URL, else to its C(metrics.address) (a live cluster
         only), at O(now). Volcano sends no token: only O(prometheus_token) or O(prometheus_token_secret) is sent, never
-        the connection's own token. An unreachable or unauthorised Prometheus is asked once; the plan's warnings name
-        it and the nodes left without data (Volcano counts them as 0% used)."
+        the connection's own token. An unreachable or unauthorised Prometheus is asked once; a warning in
+        RV(plan_warnings) names it and the nodes left without data (Volcano counts them as 0% used)."
       - Queries are sent as a form C(POST /api/v1/query), then as C(GET) when the server answers 405 or 501, as
         Prometheus' own Go client does.
     type: str

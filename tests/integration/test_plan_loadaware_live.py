@@ -1,0 +1,149 @@
+"""The plan module with Volcano's LoadAware on a live cluster: the per-node and per-pod queries Volcano's descheduler
+sends go to the stand-in Prometheus (tests/integration/standins/prometheus.py) over HTTP, as a form POST (GET after
+a 405), to the policy's metrics.address or to prometheus_url; an unreachable or unauthorised Prometheus is a warning
+naming it, as Volcano logs it and reads every node as 0% used.
+
+The nodes and pods live on the `kube` cluster (the real control plane by default). The pods are owned by a ConfigMap
+that exists: the garbage collector keeps them (it deletes pods whose owner is missing), no workload controller
+replaces them, and the descheduler sees owned (evictable) pods, not bare ones.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from playbook import REPO, run_tasks
+
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware import (  # noqa: E402
+    node_queries,
+    pod_queries,
+)
+from standins.prometheus import PrometheusStandIn  # noqa: E402
+
+NOW = "2026-11-22T12:00:00Z"
+NAMESPACE = "loadaware-live"
+LABEL = "loadaware-live-test"
+GI = 2**30
+# measured fractions per node (cpu, memory) and usage per pod (cores, bytes): la-n1 is hot on cpu (90% of 4 cores)
+NODES = {"la-n1": (0.9, 0.5), "la-n2": (0.1, 0.2), "la-n3": (0.5, 0.5)}
+PODS = {"big": ("la-n1", 1.2, GI), "mid": ("la-n1", 0.8, GI), "small": ("la-n1", 0.1, GI), "other": ("la-n3", 0.5, GI)}
+IN_CLUSTER = "http://prometheus-k8s.monitoring.svc:9090"  # what a CCE policy names; not reachable from the test
+
+
+def node(name: str) -> dict:
+    resources = {"cpu": "4", "memory": str(8 * GI), "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {LABEL: "yes"}}, "spec": {},
+            "status": {"capacity": resources, "allocatable": resources,
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def pod(name: str, node_name: str, owner_uid: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": NAMESPACE, "creationTimestamp": "2026-11-22T11:00:00Z",
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                                              "uid": owner_uid}]},
+            "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                                                            "resources": {"requests": {"cpu": "100m"}}}]},
+            "status": {"phase": "Running"}}
+
+
+def load_cluster(kube: Any) -> None:
+    kube.load([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}])
+    owner = kube.create({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "owner", "namespace": NAMESPACE}})
+    kube.load([node(name) for name in NODES] +
+              [pod(name, where, owner["metadata"]["uid"]) for name, (where, _c, _m) in PODS.items()])
+
+
+def answers() -> dict[str, dict[str, Any]]:
+    """What Prometheus holds: each of Volcano's queries answered with one sample."""
+    table: dict[str, dict[str, Any]] = {}
+    for name, (cpu, memory) in NODES.items():
+        cpu_query, memory_query = node_queries(name)
+        table[cpu_query], table[memory_query] = {name: cpu}, {name: memory}
+    for name, (_node, cores, memory_bytes) in PODS.items():
+        cpu_query, memory_query = pod_queries(name)
+        table[cpu_query], table[memory_query] = {"kubelet": cores}, {"kubelet": memory_bytes}
+    return table
+
+
+def loadaware_policy(address: str) -> dict:
+    args = {"thresholds": {"cpu": 30, "memory": 30}, "targetThresholds": {"cpu": 80, "memory": 85},
+            "evictableNamespaces": {"exclude": ["kube-system"]}, "metrics": {"type": "prometheus", "address": address}}
+    return {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "nodeSelector": f"{LABEL}=yes",
+            "profiles": [{"name": "load", "pluginConfig": [{"name": "DefaultEvictor", "args": {}},
+                                                           {"name": "LoadAware", "args": args}],
+                          "plugins": {"balance": {"enabled": ["LoadAware"]}}}]}
+
+
+def plan_task(kube: Any, **options: Any) -> dict:
+    return {"name": "Plan", "descheduler.fleet.plan": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
+                                                        "now": NOW, **options},
+            "register": "plan", "ignore_errors": True}
+
+
+def no_data_warnings(plan: dict) -> list[str]:
+    return [w for w in plan["plan_warnings"] if "LoadAware: no usage data" in w]
+
+
+def test_live_plan_sends_volcanos_queries_to_metrics_address(kube: Any, tmp_path: Path) -> None:
+    load_cluster(kube)
+    with PrometheusStandIn(answers()) as prometheus:
+        process, results = run_tasks(tmp_path, [plan_task(kube, policy=loadaware_policy(prometheus.url))])
+        sent = list(prometheus.requests)
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert [(e["name"], e["node"]) for e in plan["evictions"]] == [("big", "la-n1")]  # 3.6 - 1.2 ≤ 3.2 cores
+    assert no_data_warnings(plan) == [] and plan["errors"] == []
+    reading = plan["actual_utilization"]["plugins"]["load/LoadAware"]
+    assert reading["nodes"]["la-n1"]["cpu"] == 90.0 and reading["nodes"]["la-n2"]["memory"] == 20.0
+    assert {r["query"]["query"] for r in sent} == set(answers())  # exactly Volcano's queries, for these nodes/pods
+    assert len(sent) == len(answers())  # each once
+    assert {r["method"] for r in sent} == {"POST"}
+    assert {r["query"]["time"] for r in sent} == {"1795348800.000"}  # evaluated at now
+    assert {r["authorization"] for r in sent} == {None}  # Volcano sends no token; the cluster's is not handed out
+
+
+def test_prometheus_url_replaces_metrics_address_and_a_refused_post_becomes_get(kube: Any, tmp_path: Path) -> None:
+    load_cluster(kube)
+    with PrometheusStandIn(answers(), token="s3cret", refuse_post=405) as prometheus:
+        process, results = run_tasks(tmp_path, [plan_task(kube, policy=loadaware_policy(IN_CLUSTER),
+                                                          prometheus_url=prometheus.url, prometheus_token="s3cret")])
+        sent = list(prometheus.requests)
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert [e["name"] for e in plan["evictions"]] == ["big"]
+    assert no_data_warnings(plan) == []
+    assert [r["method"] for r in sent] == ["POST", "GET"] * len(answers())
+    assert {r["query"]["query"] for r in sent if r["method"] == "GET"} == set(answers())
+    assert {r["authorization"] for r in sent} == {"Bearer s3cret"}
+
+
+def test_an_unreachable_prometheus_is_named_in_one_warning(kube: Any, tmp_path: Path) -> None:
+    load_cluster(kube)
+    process, results = run_tasks(tmp_path, [plan_task(kube, policy=loadaware_policy("http://127.0.0.1:9"))])
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert plan["evictions"] == []  # every node reads 0%, as in Volcano: all underutilized, nothing to do
+    warnings = no_data_warnings(plan)
+    assert len(warnings) == 1
+    assert "cannot reach Prometheus at http://127.0.0.1:9" in warnings[0]
+    assert "la-n1 cpu" in warnings[0] and "0% used" in warnings[0]
+
+
+def test_an_unauthorised_prometheus_is_asked_once_and_the_warning_says_what_to_give(kube: Any,
+                                                                                     tmp_path: Path) -> None:
+    load_cluster(kube)
+    with PrometheusStandIn(answers(), token="s3cret") as prometheus:
+        process, results = run_tasks(tmp_path, [plan_task(kube, policy=loadaware_policy(prometheus.url),
+                                                          prometheus_token="wrong")])
+        sent = list(prometheus.requests)
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert plan["evictions"] == []
+    assert len(sent) == 1  # the refusal is remembered: no request per node and pod
+    warning = no_data_warnings(plan)[0]
+    assert "401 Unauthorized" in warning and "prometheus_token" in warning
