@@ -50,6 +50,7 @@ def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DET
     nodes = cycle_nodes(snapshot, policy, order)
     limits = EvictionLimits(policy.max_total, policy.max_per_node, policy.max_per_namespace)
     state = CycleState(snapshot, now, nodes, limits, order)
+    state.flavor = policy.flavor
     if len(nodes) <= 1:
         return state, f"requires >=2 nodes, found {len(nodes)}"
     if evictors is None:

@@ -53,6 +53,7 @@ class CycleState:
         self.plugin_notes: dict[str, dict] = {}
         # what a plugin keeps for the rest of the cycle (e.g. LoadAware's over-target nodes, read by its filter)
         self.plugin_state: dict[str, Any] = {}
+        self.flavor = "upstream"  # "volcano": plugins behave as the Volcano descheduler's (Policy.flavor)
 
     def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
         """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle, in indexer order."""

@@ -54,11 +54,14 @@ class Policy:
     metrics_providers: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     document: dict = field(default_factory=dict)
+    # "volcano": the Volcano descheduler runs it (upstream v0.27.1's plugins plus LoadAware): see volcano_flavor
+    flavor: str = "upstream"
 
 
 def load_policy(document: Any, priority_classes: Mapping[str, int]) -> Policy:
     if not isinstance(document, Mapping):
         raise PolicyError("policy", document, "expected a DeschedulerPolicy mapping")
+    addon = ADDON_POLICY_KEY in document and "profiles" not in document
     document, warnings = unwrap_addon_policy(document)
     _check_header(document)
     warnings += [f"policy.{key}: unknown field ignored (upstream decodes the top level non-strictly)"
@@ -83,6 +86,9 @@ def load_policy(document: Any, priority_classes: Mapping[str, int]) -> Policy:
     for name in names:
         if names.count(name) > 1:
             raise PolicyError("policy.profiles", name, "profile names must be unique")
+    flavor = "volcano" if addon or any(LOAD_AWARE in p.balance for p in profiles) else "upstream"
+    if flavor == "volcano":
+        _validate_volcano(profiles)
     return Policy(
         profiles=profiles,
         node_selector=node_selector,
@@ -92,7 +98,21 @@ def load_policy(document: Any, priority_classes: Mapping[str, int]) -> Policy:
         metrics_providers=providers,
         warnings=warnings,
         document=_render(document, profiles),
+        flavor=flavor,
     )
+
+
+LOAD_AWARE = "LoadAware"
+
+
+def _validate_volcano(profiles: list[Profile]) -> None:
+    """A policy that the Volcano descheduler runs (the CCE add-on's, or one balancing with LoadAware) is decoded by
+    upstream v0.27.1's plugins: each plugin's ``validate_volcano`` refuses what that version does not know."""
+    for index, profile in enumerate(profiles):
+        for name, args in profile.args.items():
+            check = getattr(REGISTRY.get(name), "validate_volcano", None)
+            if check is not None:
+                check(args, f"policy.profiles[{index}].pluginConfig[{name}].args")
 
 
 def unwrap_addon_policy(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]]:

@@ -1,4 +1,20 @@
-"""HighNodeUtilization (Balance): empty under-utilized nodes so the cluster can be compacted and scaled down."""
+"""HighNodeUtilization (Balance): empty under-utilized nodes so the cluster can be compacted and scaled down.
+
+The Volcano descheduler (Policy.flavor "volcano") runs upstream v0.27.1's HighNodeUtilization, vendored unchanged
+(volcano-sh/descheduler go.mod, pkg/descheduler/setupplugins.go). It differs from upstream HEAD's in two ways that
+change a plan, both modelled here:
+
+- its args have no ``evictionModes`` (added later) and plugin args are decoded strictly: the policy does not load;
+- a node is underutilized when every resource's requests are at most ``int64(pct × 0.01 × allocatable)`` (cpu in
+  millis), with cpu, memory and pods missing from ``thresholds`` at 100%. HEAD compares ``requests / allocatable ×
+  100`` with the percentage, and only for the resources named: at a boundary (900m of 3 cores against 30%) HEAD's
+  float gives 30.000000000000004 (not under) where v0.27.1's whole millis give 900 ≤ 900 (under), and a node
+  requesting more than its allocatable of an unnamed resource is never underutilized in v0.27.1.
+
+The rest is the same: destinations (schedulable and not underutilized) filled to 100% of allocatable, sources by
+usage ascending, pods by priority then QoS, taints/namespace/PreEvictionFilter checks, and the evictor's node limit
+ending a node (v0.27.1 checks it after each pod, HEAD at the next eviction: the same pods are evicted).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +35,7 @@ NAME = "HighNodeUtilization"
 EXTENSION_POINT = "balance"
 ARG_FIELDS = ("thresholds", "numberOfNodes", "evictableNamespaces", "evictionModes")
 ONLY_THRESHOLDING = "OnlyThresholdingResources"
+VOLCANO = "volcano"
 
 
 def validate(args: dict, field: str) -> None:
@@ -33,6 +50,14 @@ def validate(args: dict, field: str) -> None:
     reader.string_list("evictionModes", (ONLY_THRESHOLDING,))
 
 
+def validate_volcano(args: dict, field: str) -> None:
+    """What upstream v0.27.1 (vendored by the Volcano descheduler) refuses on top of HEAD's checks."""
+    if "evictionModes" in args:
+        raise PolicyError(f"{field}.evictionModes", args["evictionModes"],
+                          'strict decoding error: unknown field "evictionModes": the Volcano descheduler runs '
+                          "upstream v0.27.1's HighNodeUtilization, which has no evictionModes (remove it)")
+
+
 def set_defaults(args: dict) -> dict:
     return args
 
@@ -41,7 +66,10 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     thresholds = {str(k): float(v) for k, v in args["thresholds"].items()}
     resources = nu.resources_for(thresholds)
     infos = nu.node_infos(handle, resources)
-    under, destinations = _classify(handle, infos, thresholds)
+    if handle.state.flavor == VOLCANO:
+        under, destinations = _classify_v0271(handle, infos, thresholds, resources)
+    else:
+        under, destinations = _classify(handle, infos, thresholds)
     if not under or len(under) <= int(args.get("numberOfNodes") or 0) or len(under) == len(infos) or not destinations:
         return
     # destinations are capped at 100% of every threshold resource, i.e. their full capacity
@@ -68,6 +96,23 @@ def _classify(handle: PluginHandle, infos: list[nu.NodeInfo],
     under, destinations = [], []
     for info in infos:
         if all(info.pct.get(r, 0.0) <= thresholds[r] for r in thresholds):
+            under.append(info)
+            handle.note(info.node.name, UNDER)
+        else:
+            if not info.node.unschedulable:
+                destinations.append(info)
+            handle.note(info.node.name, APPROPRIATE)
+    return under, destinations
+
+
+def _classify_v0271(handle: PluginHandle, infos: list[nu.NodeInfo], thresholds: dict[str, float],
+                    resources: list[str]) -> tuple[list[nu.NodeInfo], list[nu.NodeInfo]]:
+    """Upstream v0.27.1: every resource (cpu, memory, pods at 100% unless named) at most its absolute threshold,
+    int64(pct × 0.01 × allocatable) in whole millis of cpu, bytes, pods or units."""
+    filled = {r: thresholds.get(r, 100.0) for r in resources}
+    under, destinations = [], []
+    for info in infos:
+        if all(info.usage.get(r, 0) <= int(filled[r] * 0.01 * info.capacity.get(r, 0)) for r in resources):
             under.append(info)
             handle.note(info.node.name, UNDER)
         else:
