@@ -9,6 +9,11 @@ tokens) and kube-controller-manager with every default controller except node li
 nodes NotReady and evict their pods because no kubelet sends heartbeats. kube-scheduler is started only when
 asked (`scheduler=True`); by default the kubelet stand-in places pods (tests/integration/kubelet_standin.py).
 Every process logs to a file in `workdir`; `log_tail()` returns the end of each for failure reports.
+
+A fleet of clusters (tests/integration/conftest.py `fleet_clusters`) adds planes that share the first one's etcd:
+    ControlPlane(binaries, workdir2, etcd_url=plane.etcd_url, etcd_prefix="/fleet-2/registry")
+has its own certificates, kube-apiserver (storing under that prefix: a separate cluster) and
+kube-controller-manager, and no etcd of its own; stop it before the plane that runs the etcd.
 """
 
 from __future__ import annotations
@@ -87,6 +92,8 @@ class ControlPlane:
     scheduler: bool = False
     processes: list[Process] = field(default_factory=list)
     kubelet: Any = None  # the KubeletStandIn the test fixture attaches
+    etcd_url: str | None = None  # another plane's etcd: this plane then starts none (a fleet's extra cluster)
+    etcd_prefix: str | None = None  # kube-apiserver's --etcd-prefix; each cluster sharing an etcd needs its own
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -106,7 +113,8 @@ class ControlPlane:
     def start(self) -> ControlPlane:
         try:
             self._write_credentials()
-            self._start_etcd()
+            if self.etcd_url is None:
+                self._start_etcd()
             self._start_apiserver()
             self._start_controller_manager()
             if self.scheduler:
@@ -175,6 +183,7 @@ class ControlPlane:
         self._spawn(
             "kube-apiserver",
             f"--etcd-servers={self.etcd_url}",
+            *([f"--etcd-prefix={self.etcd_prefix}"] if self.etcd_prefix else []),
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={self.port}",
             f"--cert-dir={pki}",
             f"--tls-cert-file={self.serving.cert}", f"--tls-private-key-file={self.serving.key}",

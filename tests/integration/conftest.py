@@ -11,6 +11,10 @@ in-process Kubernetes API emulator.
      marked `faults` talks to it through a fault-injection proxy (`kube.faults`, tests/integration/faultproxy.py).
      TEST_KUBE_SCHEDULER=1 also runs kube-scheduler (the stand-in then leaves placement to it).
   Control-plane logs are appended to the report of a failed test.
+- `fleet_clusters`: a factory, `fleet_clusters(n)` -> n clusters for a fleet test (one inventory host each): on the
+  control plane, the session's plane and extra planes sharing its etcd (tests/integration/fleet_support.py),
+  started on first use and kept for the session, each handle cleaning up like `kube`; n emulators with
+  TEST_BACKEND=emulator; skipped with TEST_KUBECONFIG (one cluster).
 - `emulator`: a started `Emulator` with a kubeconfig in tmp_path (`.url`, `.kubeconfig`, `.context`, `.store`,
   `.load()`, `.get()`, `.faults`, `.auth`, `.set_pod_log()`). Configure it per test with
   `@pytest.mark.emulator(controllers=["replicaset"], graceful_pod_deletion=True)`.
@@ -72,6 +76,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     plane = _RUNNING.get("plane")
     if report.failed and plane is not None and "kube" in getattr(item, "fixturenames", ()):
         report.sections.append(("control plane logs (tail)", plane.log_tail(40)))
+    fleet = _RUNNING.get("fleet")
+    if report.failed and fleet is not None and "fleet_clusters" in getattr(item, "fixturenames", ()):
+        report.sections.append(("fleet control plane logs (tail)", fleet.first.log_tail(40) + fleet.log_tail(40)))
 
 
 @pytest.fixture(scope="session")
@@ -124,6 +131,32 @@ def _control_plane_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> It
         if proxy is not None:
             proxy.stop()
         handle.cleanup()
+
+
+@pytest.fixture(scope="session")
+def fleet_planes(request: pytest.FixtureRequest, control_plane: Any) -> Iterator[Any]:
+    """The session's control plane and the extra clusters fleet tests started (fleet_support.FleetPlanes)."""
+    from fleet_support import FleetPlanes
+
+    planes = FleetPlanes(control_plane)
+    _RUNNING["fleet"] = planes
+    try:
+        yield planes
+    finally:
+        _RUNNING.pop("fleet", None)
+        planes.stop(keep_logs=bool(request.session.testsfailed))
+
+
+@pytest.fixture
+def fleet_clusters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    from fleet_support import SKIP_ON_ONE_CLUSTER, fleet_of
+
+    if os.environ.get(REAL_CLUSTER_ENV):
+        pytest.skip(SKIP_ON_ONE_CLUSTER)
+    if os.environ.get(BACKEND_ENV) == "emulator":
+        yield from fleet_of(None, tmp_path)
+    else:
+        yield from fleet_of(request.getfixturevalue("fleet_planes").planes, tmp_path)
 
 
 @pytest.fixture

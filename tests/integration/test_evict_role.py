@@ -1,4 +1,7 @@
-"""The evict role and playbooks/evict.yml through real ansible-playbook runs against the emulator."""
+"""The evict role and playbooks/evict.yml through real ansible-playbook runs on the test's API server (the control
+plane, its ReplicaSet controller and kubelet stand-in making the pods; or the emulator). Both inventory hosts name
+the same API server, each with its own namespace: what the role does per host and for the fleet is what is tested.
+The eviction requests are recorded at the fault proxy (or the emulator's handler): tests are marked `faults`."""
 
 from __future__ import annotations
 
@@ -10,10 +13,10 @@ from typing import Any
 
 import pytest
 import yaml
-from evict_helpers import EvictionRecorder, namespace_object, node, plan_of, replicaset
+from evict_helpers import eviction_recorder, namespace_object, node, plan_of, ready_replicas, replicaset
 from playbook import REPO, run_playbook
 
-pytestmark = [pytest.mark.needs_emulator, pytest.mark.emulator(controllers=["replicaset"])]
+pytestmark = [pytest.mark.faults, pytest.mark.emulator(controllers=["replicaset"])]
 
 PLAYBOOK = REPO / "playbooks" / "evict.yml"
 FAST = {"evict_poll_interval": 0.1, "evict_retry_delay": 0.2,
@@ -21,12 +24,15 @@ FAST = {"evict_poll_interval": 0.1, "evict_retry_delay": 0.2,
 
 
 @pytest.fixture
-def fleet(emulator: Any, tmp_path: Path) -> dict[str, Any]:
-    """Two clusters (inventory hosts c1, c2), both on the emulator, each with its own namespace of 3 web pods."""
-    emulator.load([namespace_object("c1"), namespace_object("c2"), *(node(f"worker-{i}") for i in range(1, 4))])
+def fleet(kube: Any, tmp_path: Path) -> dict[str, Any]:
+    """Two clusters (inventory hosts c1, c2), both on the test's API server, each with its own namespace of 3 web
+    pods, running and ready."""
+    kube.load([namespace_object("c1"), namespace_object("c2"), *(node(f"worker-{i}") for i in range(1, 4))])
     for cluster in ("c1", "c2"):
-        emulator.create(replicaset(cluster, "web", 3))
-    connection = {"kubeconfig": str(emulator.kubeconfig), "context": emulator.context}
+        kube.create(replicaset(cluster, "web", 3))
+    for cluster in ("c1", "c2"):
+        ready_replicas(kube, cluster, "web", 3)
+    connection = {"kubeconfig": str(kube.kubeconfig), "context": kube.context}
     inventory = {"clusters": {"hosts": {name: {"descheduler_fleet_connection": connection} for name in ("c1", "c2")}}}
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump(inventory))
@@ -47,11 +53,11 @@ def play(fleet: dict[str, Any], tmp_path: Path, *args: str, **variables: Any) ->
                         env={"ANSIBLE_SHOW_CUSTOM_STATS": "true"})
 
 
-def test_the_role_refuses_to_evict_without_confirmation(emulator: Any, fleet: dict[str, Any],
+def test_the_role_refuses_to_evict_without_confirmation(kube: Any, fleet: dict[str, Any],
                                                         tmp_path: Path) -> None:
-    write_dry_run_plan(fleet["reports"], "c1", plan_of(emulator.list("pods", "c1")[:2]))
-    write_dry_run_plan(fleet["reports"], "c2", plan_of(emulator.list("pods", "c2")[:1]))
-    recorder = EvictionRecorder(emulator)
+    write_dry_run_plan(fleet["reports"], "c1", plan_of(kube.list("pods", "c1")[:2]))
+    write_dry_run_plan(fleet["reports"], "c2", plan_of(kube.list("pods", "c2")[:1]))
+    recorder = eviction_recorder(kube)
     process = play(fleet, tmp_path)
     assert process.returncode != 0
     assert "evict_confirm is not true" in process.stdout
@@ -61,12 +67,12 @@ def test_the_role_refuses_to_evict_without_confirmation(emulator: Any, fleet: di
 
 
 def test_the_role_executes_reviewed_plans_and_writes_cluster_and_fleet_results(
-        emulator: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
-    c1_pods, c2_pods = emulator.list("pods", "c1")[:2], emulator.list("pods", "c2")[:1]
+        kube: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
+    c1_pods, c2_pods = kube.list("pods", "c1")[:2], kube.list("pods", "c2")[:1]
     write_dry_run_plan(fleet["reports"], "c1", plan_of(c1_pods))  # the dry_run role's report
     published = {"c2": {"ok": True, "evictions": plan_of(c2_pods)["evictions"],  # an AWX workflow artifact
                         "now": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}}
-    recorder = EvictionRecorder(emulator)
+    recorder = eviction_recorder(kube)
     process = play(fleet, tmp_path, evict_confirm=True, dry_run_plans=published,
                    evict_max_unavailable="1")
     assert process.returncode == 0, process.stdout[-5000:]
@@ -85,30 +91,30 @@ def test_the_role_executes_reviewed_plans_and_writes_cluster_and_fleet_results(
 
 
 def test_check_mode_needs_no_confirmation_and_changes_nothing(
-        emulator: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
+        kube: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
     policy = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
         "name": "old", "pluginConfig": [{"name": "PodLifeTime", "args": {
             "maxPodLifeTimeSeconds": 1, "namespaces": {"include": ["c1", "c2"]}}}],
         "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
-    before = {p["metadata"]["uid"] for p in emulator.list("pods")}
-    recorder = EvictionRecorder(emulator)
+    before = {p["metadata"]["uid"] for p in kube.list("pods")}
+    recorder = eviction_recorder(kube)
     time.sleep(1.5)  # older than maxPodLifeTimeSeconds
     process = play(fleet, tmp_path, "--check", evict_plan_source="compute", evict_policy=policy)
     assert process.returncode == 0, process.stdout[-5000:]
-    assert {p["metadata"]["uid"] for p in emulator.list("pods")} == before
+    assert {p["metadata"]["uid"] for p in kube.list("pods")} == before
     assert recorder.requests and all(r.dry_run for r in recorder.requests)
     fleet_result = json.loads((fleet["reports"] / "fleet-evict-result.json").read_text())
-    # both inventory hosts are the same emulator: each plan holds the six pods of c1 and c2
+    # both inventory hosts are the same API server: each plan holds the six pods of c1 and c2
     assert {c["cluster"]: c["counts"]["would_evict"] for c in fleet_result["clusters"]} == {"c1": 6, "c2": 6}
     assert {c["cluster"]: c["plan_source"] for c in fleet_result["clusters"]} == {"c1": "compute", "c2": "compute"}
     assert all(c["check_mode"] for c in fleet_result["clusters"])
 
 
-def test_a_stale_plan_file_is_refused_by_age(emulator: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
+def test_a_stale_plan_file_is_refused_by_age(kube: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
     old = (datetime.now(UTC) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
     for cluster in ("c1", "c2"):
-        write_dry_run_plan(fleet["reports"], cluster, plan_of(emulator.list("pods", cluster)[:1], now=old))
-    recorder = EvictionRecorder(emulator)
+        write_dry_run_plan(fleet["reports"], cluster, plan_of(kube.list("pods", cluster)[:1], now=old))
+    recorder = eviction_recorder(kube)
     process = play(fleet, tmp_path, evict_confirm=True)
     assert process.returncode != 0
     assert "more than max_plan_age 24h" in process.stdout

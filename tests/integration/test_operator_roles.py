@@ -1,22 +1,20 @@
-"""The install and uninstall roles through their playbooks, on a fleet of emulated clusters (one inventory host per
-cluster): canary rollout, idempotence, check mode, the per-cluster summary, and a failing canary that stops the
-rollout before the other clusters are touched."""
+"""The install and uninstall roles through their playbooks, on a fleet of clusters (one inventory host per cluster;
+`fleet_clusters`: the test control plane and extra planes sharing its etcd, or emulators): canary rollout,
+idempotence, check mode, the per-cluster summary, and a failing canary that stops the rollout before the other
+clusters are touched."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from emulator import Emulator
 from playbook import REPO, run_playbook
 from standins import emulator_gaps
 from standins.olm import Olm, csv_name
-
-pytestmark = pytest.mark.needs_emulator  # a fleet needs several API servers: the control plane fixture is one
 
 NAMESPACE = "openshift-kube-descheduler-operator"
 INSTALL = REPO / "playbooks" / "install.yml"
@@ -24,27 +22,31 @@ UNINSTALL = REPO / "playbooks" / "uninstall.yml"
 
 
 class Fleet:
-    """Emulated clusters, each with the OLM stand-in (or not), and an inventory naming them in order."""
+    """Clusters, each with the OLM stand-in (or not), and an inventory naming them in order."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, clusters: Callable[[int], list[Any]]) -> None:
         self.tmp_path = tmp_path
-        self.clusters: dict[str, Emulator] = {}
+        self._clusters = clusters
+        self.clusters: dict[str, Any] = {}
         self.olms: list[Olm] = []
 
-    def add(self, name: str, olm: dict[str, Any] | None) -> Emulator:
-        """A cluster; `olm`: the OLM stand-in's options (e.g. {"packages": []}), None for a cluster without OLM."""
-        cluster = Emulator().start()
-        cluster.write_kubeconfig(self.tmp_path / f"{name}.kubeconfig")
-        if olm is not None:
-            emulator_gaps.serve_admission_policy_types(cluster)
-            self.olms.append(Olm(cluster.api_client(), **olm).install())
-        self.clusters[name] = cluster
-        return cluster
+    def add(self, olms: dict[str, dict[str, Any] | None]) -> list[Any]:
+        """The test's clusters, by inventory name; the value: the OLM stand-in's options (e.g. {"packages": []}),
+        None for a cluster without OLM."""
+        for (name, olm), cluster in zip(olms.items(), self._clusters(len(olms)), strict=True):
+            if olm is not None:
+                if getattr(cluster, "is_emulator", False):
+                    emulator_gaps.serve_admission_policy_types(cluster)  # built into a real API server
+                self.olms.append(Olm(cluster.api_client(), **olm).install())
+            self.clusters[name] = cluster
+        return list(self.clusters.values())
 
     def inventory(self) -> Path:
-        hosts = {name: {"descheduler_fleet_connection": {"kubeconfig": str(c.kubeconfig)},
-                        "install_wait_sleep": 1, "install_wait_timeout": 10,
-                        "uninstall_wait_sleep": 1, "uninstall_wait_timeout": 10} for name, c in self.clusters.items()}
+        # The real control plane's controllers take a few seconds to roll out the operator: waits of a minute.
+        hosts = {name: {"descheduler_fleet_connection": {"kubeconfig": str(c.kubeconfig), "context": c.context},
+                        "install_wait_sleep": 1, "install_wait_timeout": 60,
+                        "uninstall_wait_sleep": 1, "uninstall_wait_timeout": 60}
+                 for name, c in self.clusters.items()}
         path = self.tmp_path / "inventory.yml"
         path.write_text(yaml.safe_dump({"clusters": {"hosts": hosts}}, sort_keys=False))
         return path
@@ -54,18 +56,17 @@ class Fleet:
         return run_playbook(playbook, "-i", str(self.inventory()), *args, env=env)
 
     def stop(self) -> None:
+        """The OLM stand-ins stop and remove their CRDs and catalog; `fleet_clusters` then removes the rest."""
         for olm in self.olms:
-            olm.stop()
+            olm.uninstall()
             olm.api_client.close()
-        for cluster in self.clusters.values():
-            cluster.stop()
         for olm in self.olms:
             olm.check()
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[Fleet]:
-    created = Fleet(tmp_path)
+def fleet(tmp_path: Path, fleet_clusters: Callable[[int], list[Any]]) -> Iterator[Fleet]:
+    created = Fleet(tmp_path, fleet_clusters)
     try:
         yield created
     finally:
@@ -88,7 +89,7 @@ def recap(process: Any) -> dict[str, dict[str, int]]:
 
 
 def test_install_then_uninstall_a_fleet_of_two(fleet: Fleet) -> None:
-    east, west = fleet.add("east", {}), fleet.add("west", {})
+    east, west = fleet.add({"east": {}, "west": {}})
 
     installed = fleet.run(INSTALL)
     assert installed.returncode == 0, output(installed)[-6000:]
@@ -120,8 +121,7 @@ def test_install_then_uninstall_a_fleet_of_two(fleet: Fleet) -> None:
 
 
 def test_failing_canary_stops_the_rollout(fleet: Fleet) -> None:
-    fleet.add("canary", {"packages": []})  # its catalog lacks the package
-    rest = fleet.add("rest", {})
+    _, rest = fleet.add({"canary": {"packages": []}, "rest": {}})  # the canary's catalog lacks the package
 
     process = fleet.run(INSTALL)
     assert process.returncode != 0
@@ -133,7 +133,7 @@ def test_failing_canary_stops_the_rollout(fleet: Fleet) -> None:
 
 
 def test_upstream_flavor_and_stats_for_awx(fleet: Fleet, tmp_path: Path) -> None:
-    cluster = fleet.add("kind", None)
+    (cluster,) = fleet.add({"kind": None})
     extra = tmp_path / "extra.json"
     extra.write_text(json.dumps({"install_flavor": "upstream", "install_wait": False, "uninstall_wait": False,
                                  "install_upstream": {"kind": "cronjob", "schedule": "*/5 * * * *"}}))
@@ -151,9 +151,7 @@ def test_upstream_flavor_and_stats_for_awx(fleet: Fleet, tmp_path: Path) -> None
 
 
 def test_failure_threshold_stops_later_batches(fleet: Fleet) -> None:
-    names = ["a", "b", "c", "d", "e"]
-    for name in names:
-        fleet.add(name, {"packages": []} if name == "b" else {})
+    fleet.add({name: {"packages": []} if name == "b" else {} for name in ["a", "b", "c", "d", "e"]})
 
     process = fleet.run(INSTALL, "-e", '{"descheduler_fleet_serial": [1, 2, 2]}', stats=False)
 

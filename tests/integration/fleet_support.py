@@ -1,0 +1,144 @@
+"""A fleet of clusters for the role tests that run one inventory host per cluster (tune, install/uninstall).
+
+- `FleetPlanes` (session): the session's control plane plus extra planes that share its etcd under their own
+  `--etcd-prefix` (tests/controlplane/launcher.py): each extra one is a separate cluster with its own certificates,
+  kube-apiserver, kube-controller-manager and kubelet stand-in. They start on first use (about 15 s each) and serve
+  every later fleet test of the session.
+- `fleet_of(...)` (per test, behind the `fleet_clusters` fixture of conftest.py): N handles, one per cluster, that
+  remove what the test made at the end as `kube` does; on TEST_BACKEND=emulator, N fresh emulators.
+- `load_generated(cluster, objects)`: a generated cluster (examples/generate_cluster.py) loaded so that the real
+  garbage collector and workload controllers leave its pods as they are (see there).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from emulator import Emulator, RealCluster
+from emulator.real_cluster import ControlPlaneCluster, cluster_scoped_names
+
+SKIP_ON_ONE_CLUSTER = ("a fleet needs several API servers and TEST_KUBECONFIG names one cluster: run it on the "
+                       "suite's control plane (the default) or TEST_BACKEND=emulator")
+
+
+class FleetPlanes:
+    """The session's clusters for fleet tests: `planes(n)` gives the first n, starting the missing ones."""
+
+    def __init__(self, first: Any) -> None:
+        self.first = first
+        self._extra: list[tuple[Any, Any, Path]] = []  # (plane, the kubelet stand-in's client, workdir)
+
+    def planes(self, count: int) -> list[Any]:
+        while len(self._extra) < count - 1:
+            self._start_extra()
+        return [self.first, *(plane for plane, _, _ in self._extra[:count - 1])]
+
+    def _start_extra(self) -> None:
+        from controlplane import ControlPlane
+        from kubelet_standin import KubeletStandIn
+
+        number = len(self._extra) + 2  # the session's plane is cluster 1
+        workdir = Path(tempfile.mkdtemp(prefix=f"descheduler-fleet-cluster{number}-"))
+        plane = ControlPlane(self.first.binaries, workdir, etcd_url=self.first.etcd_url,
+                             etcd_prefix=f"/fleet-{number}-{workdir.name}/registry")
+        plane.start()
+        client = RealCluster(plane.kubeconfig).api_client()
+        plane.kubelet = KubeletStandIn(client).start()
+        self._extra.append((plane, client, workdir))
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n\n".join(f"######## fleet cluster {index} ########\n{plane.log_tail(lines)}"
+                           for index, (plane, _, _) in enumerate(self._extra, start=2))
+
+    def stop(self, keep_logs: bool) -> None:
+        """Before the first plane stops: the extra planes' API servers use its etcd."""
+        for plane, client, workdir in reversed(self._extra):
+            plane.kubelet.stop()
+            client.close()
+            plane.stop()
+            if keep_logs:
+                print(f"\nfleet cluster logs kept in {workdir}")
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
+        self._extra.clear()
+
+
+def fleet_of(planes: Callable[[int], list[Any]] | None, tmp_path: Path) -> Iterator[Callable[[int], list[Any]]]:
+    """A factory `clusters(n)`: n handles with a kubeconfig each (`.kubeconfig`, `.context`, `.get()`, `.load()`,
+    `.api_client()`...). `planes` None: emulators. At the end each control plane handle deletes the namespaces and
+    cluster-scoped objects its test made; emulators stop."""
+    with ExitStack() as stack:
+        def clusters(count: int) -> list[Any]:
+            if planes is None:
+                return [_emulator(stack, tmp_path / f"cluster-{index}.kubeconfig") for index in range(1, count + 1)]
+            handles = []
+            for plane in planes(count):
+                plane.check_alive()
+                with RealCluster(plane.kubeconfig).api_client() as client:
+                    baseline = cluster_scoped_names(client)
+                handle = ControlPlaneCluster(plane.kubeconfig, plane.context, plane.kubelet, baseline,
+                                             admin_kubeconfig=plane.kubeconfig)
+                stack.callback(handle.cleanup)
+                handles.append(handle)
+            return handles
+
+        yield clusters
+
+
+def _emulator(stack: ExitStack, kubeconfig: Path) -> Emulator:
+    instance = Emulator().start()
+    stack.callback(instance.stop)
+    instance.write_kubeconfig(kubeconfig)
+    return instance
+
+
+# ---- a generated cluster on a real control plane ---------------------------------------------------------------
+
+def load_generated(cluster: Any, objects: list[dict[str, Any]]) -> None:
+    """Load a generated cluster. The emulator takes it as it is. A real control plane's garbage collector deletes a
+    pod whose owner (by uid) does not exist, and its workload controllers would replace the generated pods with
+    their own, so there:
+    - each ReplicaSet is created on its own (no Deployment above it) with as many replicas as it has generated
+      pods, and those pods point at it by its new uid: the ReplicaSet controller finds its count and keeps them,
+      the descheduler still sees ReplicaSet-owned (evictable) pods;
+    - Deployments, DaemonSets and StatefulSets are left out and their pods lose the ownerReference: a DaemonSet
+      controller would add a pod on every node, a StatefulSet controller rewrites its pods.
+    Pods keep their node, status and requests (the kubelet stand-in leaves pods with a written status alone)."""
+    if getattr(cluster, "is_emulator", False):
+        cluster.load(objects)
+        return
+    owners = [o for o in objects if o["kind"] == "ReplicaSet"]
+    pods = [o for o in objects if o["kind"] == "Pod"]
+    rest = [o for o in objects if o["kind"] not in ("Pod", "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet")]
+    cluster.load(rest)
+    uids = {}
+    for owner in owners:
+        key = (owner["metadata"]["namespace"], owner["metadata"]["name"])
+        replicas = sum(1 for pod in pods if _controller_of(pod) == ("ReplicaSet", *key))
+        uids[key] = cluster.create(_standalone_replicaset(owner, replicas))["metadata"]["uid"]
+    cluster.load([_repointed(pod, uids) for pod in pods])
+
+
+def _controller_of(pod: dict[str, Any]) -> tuple[str, str, str] | None:
+    reference = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
+    return None if reference is None else (reference["kind"], pod["metadata"]["namespace"], reference["name"])
+
+
+def _standalone_replicaset(owner: dict[str, Any], replicas: int) -> dict[str, Any]:
+    metadata = {key: value for key, value in owner["metadata"].items()
+                if key in ("name", "namespace", "labels", "annotations")}
+    return {**owner, "metadata": metadata, "spec": {**owner["spec"], "replicas": replicas}, "status": {}}
+
+
+def _repointed(pod: dict[str, Any], uids: dict[tuple[str, str], str]) -> dict[str, Any]:
+    metadata = {key: value for key, value in pod["metadata"].items() if key not in ("uid", "ownerReferences")}
+    owner = _controller_of(pod)
+    if owner is not None and owner[0] == "ReplicaSet" and owner[1:] in uids:
+        reference = next(r for r in pod["metadata"]["ownerReferences"] if r.get("controller"))
+        metadata["ownerReferences"] = [{**reference, "uid": uids[owner[1:]]}]
+    return {**pod, "metadata": metadata}
