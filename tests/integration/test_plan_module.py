@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import patch_raw
 from evict_helpers import create, namespace_object, node, pdb, ready_replicas, replicaset
 from playbook import REPO, run_tasks
+from restricted_user import restricted_kubeconfig, user_name
 
 sys.path.insert(0, str(REPO / "examples"))
 from generate_cluster import build_cluster  # noqa: E402
@@ -103,14 +105,31 @@ def test_live_plan_survives_an_expired_continue_token(seeded: Any, tmp_path: Pat
         assert seeded.faults.continues_expired == 1  # the proxy did answer 410 Expired to the third page
 
 
-@pytest.mark.needs_emulator
-def test_policy_is_read_from_the_upstream_configmap(emulator: Any, tmp_path: Path) -> None:
-    emulator.load(build_cluster(6, 8, seed=5, now=NOW))
-    emulator.load([{"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"namespace": "kube-system", "name": "descheduler"},
-                    "data": {"policy.yaml": json.dumps(RESTARTS_POLICY)}}])
-    task = {"descheduler.fleet.plan": {**connection(emulator), "now": NOW}, "register": "plan"}
-    process, results = run_tasks(tmp_path, [task], check=True)
+def restarting_pod(kube: Any) -> str:
+    """On the control plane: one pod of the seeded ReplicaSet `web` whose container restarted 12 times (as its
+    kubelet would report), so RemovePodsHavingTooManyRestarts (threshold 10) has exactly one pod to evict."""
+    web = sorted(pod["metadata"]["name"] for pod in kube.list("Pod", "shop", label_selector="app=web"))[0]
+    current = kube.get("Pod", "shop", web)
+    statuses = [dict(status, restartCount=12) for status in current["status"]["containerStatuses"]]
+    with kube.api_client() as client:
+        patch_raw(client, f"/api/v1/namespaces/shop/pods/{web}/status", {"status": {"containerStatuses": statuses}})
+    return web
+
+
+UPSTREAM_POLICY_CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"namespace": "kube-system", "name": "descheduler"},
+                             "data": {"policy.yaml": json.dumps(RESTARTS_POLICY)}}
+
+
+def test_policy_is_read_from_the_upstream_configmap(seeded: Any, tmp_path: Path) -> None:
+    external = getattr(seeded, "is_external", False)  # a tester's cluster (TEST_KUBECONFIG), used as it is
+    restarting = None if seeded.is_emulator or external else restarting_pod(seeded)
+    seeded.load([UPSTREAM_POLICY_CONFIGMAP])
+    try:
+        task = {"descheduler.fleet.plan": {**connection(seeded), "now": NOW}, "register": "plan"}
+        process, results = run_tasks(tmp_path, [task], check=True)
+    finally:  # kube-system outlives the test on a real server: the next test must find no policy there
+        seeded.delete("ConfigMap", "kube-system", "descheduler")
     assert_succeeded(process)
     plan = results["plan"]
     assert plan["policy_origin"] == {"type": "cluster", "object": "ConfigMap kube-system/descheduler",
@@ -118,27 +137,46 @@ def test_policy_is_read_from_the_upstream_configmap(emulator: Any, tmp_path: Pat
     assert set(plan["summary"]["by_plugin"]) <= {"RemovePodsHavingTooManyRestarts"}
     for eviction in plan["evictions"]:
         assert eviction["reason"].startswith("restarts ")
+    if not external:  # the generated cluster and the seeded one have pods over the threshold
+        assert plan["evictions"], "pods restarted more than podRestartThreshold times"
+    if restarting is not None:
+        assert [(e["namespace"], e["name"]) for e in plan["evictions"]] == [("shop", restarting)]
 
 
-@pytest.mark.needs_emulator
-def test_no_policy_anywhere_is_a_clear_error(emulator: Any, tmp_path: Path) -> None:
-    emulator.load(build_cluster(3, 2, seed=5, now=NOW))
-    task = {"descheduler.fleet.plan": {**connection(emulator), "now": NOW}, "register": "plan"}
+def test_no_policy_anywhere_is_a_clear_error(seeded: Any, tmp_path: Path) -> None:
+    task = {"descheduler.fleet.plan": {**connection(seeded), "now": NOW}, "register": "plan"}
     process, results = run_tasks(tmp_path, [task])
     assert process.returncode != 0
-    assert "no descheduler policy found in the cluster" in results["plan"]["msg"]
-    assert "Traceback" not in results["plan"]["msg"]
+    message = results["plan"]["msg"]
+    assert "no descheduler policy found in the cluster" in message
+    assert "ConfigMap kube-system/descheduler" in message and "policy_configmap" in message  # where it looked, the fix
+    assert "Traceback" not in message
 
 
-@pytest.mark.needs_emulator
-def test_forbidden_list_names_the_missing_permission(emulator: Any, tmp_path: Path) -> None:
-    emulator.load(build_cluster(3, 2, seed=5, now=NOW))
-    emulator.auth.forbid("list", "pods")
-    task = {"descheduler.fleet.plan": {**connection(emulator), "policy": RESTARTS_POLICY}, "register": "plan"}
+# Every kind the plan lists but pods: (apiGroup, resource)
+SNAPSHOT_RESOURCES_BUT_PODS = [("", "nodes"), ("", "namespaces"), ("scheduling.k8s.io", "priorityclasses"),
+                               ("policy", "poddisruptionbudgets"), ("", "persistentvolumeclaims")]
+
+
+def test_forbidden_list_names_the_missing_permission(seeded: Any, tmp_path: Path) -> None:
+    if seeded.is_emulator:
+        seeded.auth.forbid("list", "pods")
+        options = connection(seeded)
+    else:  # a real ServiceAccount that may list everything the plan reads but pods
+        kubeconfig = restricted_kubeconfig(seeded, tmp_path, "planner-without-pods", rules=[
+            {"apiGroups": [group], "resources": [resource], "verbs": ["list"]}
+            for group, resource in SNAPSHOT_RESOURCES_BUT_PODS])
+        options = {"kubeconfig": str(kubeconfig), "context": seeded.context}
+    task = {"descheduler.fleet.plan": {**options, "policy": RESTARTS_POLICY}, "register": "plan"}
     process, results = run_tasks(tmp_path, [task])
     assert process.returncode != 0
     message = results["plan"]["msg"]
     assert "list" in message and "pods" in message
+    assert "cannot list 'pods'" in message and "at the cluster scope" in message
+    assert "grant verb 'list' on resource 'pods'" in message  # the fix
+    if not seeded.is_emulator:
+        assert user_name("planner-without-pods") in message
+    assert "Traceback" not in message
 
 
 def test_bad_policy_fails_before_anything_with_field_and_fix(tmp_path: Path) -> None:
