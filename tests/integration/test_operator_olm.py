@@ -7,10 +7,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from playbook import run_tasks
+from restricted_user import restricted_kubeconfig, user_name
 from standins import emulator_gaps
 from standins.descheduler_operator import DeschedulerOperator
 from standins.kubedescheduler_types import CRD_NAME
@@ -263,13 +265,35 @@ def test_cluster_without_olm(kube: Any, tmp_path: Path) -> None:
     assert "flavor: upstream" in result["msg"]
 
 
-@pytest.mark.needs_emulator  # RBAC denial is injected with the emulator's auth; the control plane has one admin user
+# What an installer may do on the API groups the operator module touches, everything but create Subscriptions
+# (RBAC only adds permissions: "all but one" is spelled out).
+INSTALLER_BUT_SUBSCRIPTION_CREATE = [
+    {"apiGroups": ["", "apps", "batch", "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io",
+                   "rbac.authorization.k8s.io", "packages.operators.coreos.com", "operator.openshift.io"],
+     "resources": ["*"], "verbs": ["*"]},
+    {"apiGroups": ["operators.coreos.com"], "verbs": ["*"],
+     "resources": ["catalogsources", "operatorgroups", "clusterserviceversions", "installplans", "operators",
+                   "operatorconditions", "olmconfigs"]},
+    {"apiGroups": ["operators.coreos.com"], "resources": ["subscriptions"],
+     "verbs": ["get", "list", "watch", "update", "patch", "delete"]},
+]
+
+
 def test_forbidden_names_the_missing_permission(kube: Any, olm: Olm, tmp_path: Path) -> None:
-    kube.auth.forbid("create", "subscriptions.operators.coreos.com")
-    result = run(tmp_path, operator_task(kube, "install", ignore_errors=True))["install"]
+    if getattr(kube, "is_emulator", False):
+        kube.auth.forbid("create", "subscriptions.operators.coreos.com")
+        installer = kube
+    else:  # a real ServiceAccount with every permission the install needs but that one
+        kubeconfig = restricted_kubeconfig(kube, tmp_path, "installer-without-subscriptions",
+                                           rules=INSTALLER_BUT_SUBSCRIPTION_CREATE)
+        installer = SimpleNamespace(kubeconfig=kubeconfig, context=kube.context)
+    result = run(tmp_path, operator_task(installer, "install", ignore_errors=True))["install"]
 
     assert "cannot create 'subscriptions'" in result["msg"]
     assert "operators.coreos.com" in result["msg"]
+    assert f"in namespace '{NAMESPACE}'" in result["msg"] and "grant verb 'create'" in result["msg"]
+    if not getattr(kube, "is_emulator", False):
+        assert user_name("installer-without-subscriptions") in result["msg"]
     assert steps(result) == [("namespace", "create"), ("operator_group", "create")]  # where it stopped
 
 
