@@ -7,7 +7,8 @@ every pod through the real API server with the `kubernetes` client and:
   nodeSelector and whose NoSchedule/NoExecute taints it tolerates (the tie goes to the first name): a simple
   first fit, not the scheduler's scoring - tests that care about placement run kube-scheduler;
 - marks a bound pod Running and Ready, with a running status for each container, as a kubelet would once its
-  containers started;
+  containers started; a pod annotated `NEVER_READY` (`kubelet-standin.descheduler.fleet/never-ready: "true"`, e.g.
+  on a ReplicaSet's template) is marked Running but never Ready, as with a readiness probe that keeps failing;
 - finishes graceful deletes: once a bound pod has a deletionTimestamp it deletes it with gracePeriodSeconds=0,
   as a kubelet does when the containers stopped (finalizers still hold the pod, as on a real cluster);
 - serves container logs to the API server (`kubectl logs`) over HTTPS, and points a node at that server once a pod
@@ -30,6 +31,7 @@ from kubelet_logs import ContainerLogServer, has_pod_log, register_node
 
 LOG = logging.getLogger(__name__)
 DEFAULT_SCHEDULER = "default-scheduler"
+NEVER_READY = "kubelet-standin.descheduler.fleet/never-ready"  # annotation: Running, never Ready
 
 
 def _now() -> str:
@@ -65,14 +67,18 @@ def fits(pod: dict[str, Any], node: dict[str, Any]) -> bool:
 def running_status(pod: dict[str, Any]) -> dict[str, Any]:
     now = _now()
     containers = (pod.get("spec") or {}).get("containers") or []
+    ready = ((pod.get("metadata") or {}).get("annotations") or {}).get(NEVER_READY) != "true"
+    conditions = [{"type": kind, "status": "True", "lastTransitionTime": now}
+                  for kind in ("PodScheduled", "Initialized")]
+    conditions += [{"type": kind, "status": str(ready), "lastTransitionTime": now,
+                    **({} if ready else {"reason": "ContainersNotReady"})} for kind in ("ContainersReady", "Ready")]
     return {
         "phase": "Running",
         "startTime": now,
         "hostIP": "127.0.0.1",
         "podIP": "127.0.0.1",
-        "conditions": [{"type": kind, "status": "True", "lastTransitionTime": now}
-                       for kind in ("PodScheduled", "Initialized", "ContainersReady", "Ready")],
-        "containerStatuses": [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": True,
+        "conditions": conditions,
+        "containerStatuses": [{"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": ready,
                                "started": True, "restartCount": 0, "state": {"running": {"startedAt": now}}}
                               for c in containers],
     }

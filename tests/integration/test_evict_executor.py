@@ -1,5 +1,6 @@
 """Fine-grained executor cases, called directly (no ansible-playbook): the gate under concurrency, the journal, the
-classification of eviction answers, option validation, and a few fault cases against the emulator."""
+classification of eviction answers, option validation, and cases against an API server (the suite's control plane by
+default; eviction requests recorded at the fault proxy, replacements held back by a cordoned node)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,21 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.executor.targets
     check_plan_age,
     targets_from_plan,
 )
-from evict_helpers import EvictionRecorder, bare_pod, namespace_object, node, pdb, plan_of, replicaset
+from evict_helpers import (
+    bare_pod,
+    eviction_recorder,
+    namespace_object,
+    node,
+    pdb,
+    plan_of,
+    ready_replicas,
+    replicaset,
+    wait_for,
+)
 
 ONE_HOUR_LATER = calendar.timegm((2026, 1, 1, 1, 0, 0))
-FAST = {"poll_interval": 0.05, "retry_delay": 0.05, "timeout": 3.0, "replacement_timeout": 5.0}
+# replacement_timeout: on the control plane a replacement is created, bound and started by three components.
+FAST = {"poll_interval": 0.05, "retry_delay": 0.05, "timeout": 3.0, "replacement_timeout": 30.0}
 
 
 # ---- pure parts ---------------------------------------------------------------------------------------------------
@@ -133,22 +145,33 @@ def test_the_journal_folds_to_the_last_state_and_survives_a_torn_line(tmp_path: 
     assert all(json.loads(line) for line in path.read_text().splitlines()[-1:])
 
 
-# ---- against the emulator -----------------------------------------------------------------------------------------
+# ---- against an API server: the control plane (eviction answers from the real eviction subresource) or the emulator
 
 
 @pytest.fixture
-def shop(emulator: Any, api_client: Any) -> Any:
-    emulator.load([namespace_object("shop"), *(node(f"worker-{i}") for i in range(1, 4))])
-    return emulator
+def shop(kube: Any) -> Any:
+    kube.load([namespace_object("shop"), *(node(f"worker-{i}") for i in range(1, 4))])
+    return kube
 
 
-@pytest.mark.needs_emulator
+def wait_pdb_settled(kube: Any, name: str, allowed: int) -> None:
+    """The disruption controller has computed the budget (a real server answers 429 until it has)."""
+    def settled() -> bool:
+        status = (kube.get("PodDisruptionBudget", "shop", name) or {}).get("status") or {}
+        return status.get("disruptionsAllowed") == allowed and status.get("expectedPods") is not None
+
+    if not getattr(kube, "is_emulator", False):
+        wait_for(settled, what=f"PDB shop/{name} to allow {allowed}")
+
+
+@pytest.mark.faults
 def test_eviction_answers_are_classified(shop: Any, api_client: Any) -> None:
     shop.load([bare_pod("shop", "free", "worker-1", labels={"app": "free"}),
                bare_pod("shop", "guarded", "worker-1", labels={"app": "guarded"}),
                bare_pod("shop", "twice", "worker-1", labels={"app": "twice"}),
                pdb("shop", "guarded", "guarded", min_available=1),
                pdb("shop", "twice-a", "twice", max_unavailable=1), pdb("shop", "twice-b", "twice", max_unavailable=1)])
+    wait_pdb_settled(shop, "guarded", 0)
     assert api.request_eviction(api_client, "shop", "free", dry_run=True).outcome == api.ACCEPTED
     assert api.request_eviction(api_client, "shop", "free", uid="not-its-uid").outcome == api.REPLACED
     assert api.request_eviction(api_client, "shop", "guarded").outcome == api.BLOCKED
@@ -159,41 +182,42 @@ def test_eviction_answers_are_classified(shop: Any, api_client: Any) -> None:
     assert shop.get("pods", "shop", "free") is not None
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_in_flight_counts_pods_until_their_replacement_is_ready(shop: Any, api_client: Any) -> None:
     for name in ("a", "b", "c"):
         shop.create(replicaset("shop", name, 2))
-    recorder = EvictionRecorder(shop, delay=0.05)
-    targets = targets_from_plan(plan_of(shop.list("pods", "shop")))
+    pods = [pod for name in ("a", "b", "c") for pod in ready_replicas(shop, "shop", name, 2)]
+    recorder = eviction_recorder(shop, delay=0.05)
+    targets = targets_from_plan(plan_of(pods))
     result = execute(api_client, targets, ExecutorOptions(max_in_flight=2, max_unavailable=None, **FAST))
     assert result["counts"]["evicted"] == 6 and len(recorder.evicted) == 6
     assert result["limits"]["max_in_flight_seen"] == 2 and recorder.max_concurrent <= 2
     assert all(pod["replacement"]["status"] == "ready" for pod in result["pods"])
 
 
-@pytest.mark.needs_emulator
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_a_replacement_that_never_gets_ready_times_out_but_the_pod_stays_evicted(shop: Any, api_client: Any) -> None:
     shop.create(replicaset("shop", "web", 2, node_name="worker-1"))
+    pods = ready_replicas(shop, "shop", "web", 2)
     shop.patch("nodes", None, "worker-1", {"spec": {"unschedulable": True}})  # the replacement stays Pending
-    targets = targets_from_plan(plan_of(shop.list("pods", "shop")[:1]))
+    targets = targets_from_plan(plan_of(pods[:1]))
     result = execute(api_client, targets, ExecutorOptions(max_unavailable=None, **{**FAST,
-                                                                                   "replacement_timeout": 0.5}))
+                                                                                   "replacement_timeout": 2.0}))
     pod = result["pods"][0]
     assert pod["status"] == "evicted" and pod["replacement"]["status"] == "timeout"
     assert pod["replacement"]["ready"] == 1 and pod["replacement"]["desired"] == 2
 
 
-@pytest.mark.needs_emulator
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_a_workload_that_does_not_recover_is_not_disrupted_further(shop: Any, api_client: Any) -> None:
     shop.create(replicaset("shop", "web", 3))
-    pods = shop.list("pods", "shop")
-    recorder = EvictionRecorder(shop)
+    pods = ready_replicas(shop, "shop", "web", 3)
+    recorder = eviction_recorder(shop)
     targets = targets_from_plan(plan_of(pods[1:2]))
     # one replica is down (and stays down) and max_unavailable is 1: another eviction must wait, then give up
-    shop.patch("replicasets", "shop", "web", {"status": {"readyReplicas": 2}}, subresource="status")
+    replica_down(shop, pods[0])
     result = execute(api_client, targets, ExecutorOptions(max_unavailable="1", **{**FAST, "timeout": 0.5}))
     pod = result["pods"][0]
     assert pod["status"] == "skipped" and pod["reason_code"] == "owner_not_recovered"
@@ -201,12 +225,31 @@ def test_a_workload_that_does_not_recover_is_not_disrupted_further(shop: Any, ap
     assert recorder.requests == []
 
 
-@pytest.mark.needs_emulator
+def replica_down(kube: Any, pod: dict[str, Any]) -> None:
+    """One replica of shop/web stops being ready: on a real server its pod turns not Ready (a readiness probe
+    failing, as its kubelet would report it) and the ReplicaSet controller counts 2 ready; the emulator's
+    ReplicaSet status is written directly."""
+    if getattr(kube, "is_emulator", False):
+        kube.patch("replicasets", "shop", "web", {"status": {"readyReplicas": 2}}, subresource="status")
+        return
+    from kubernetes import client
+
+    conditions = [{**c, "status": "False"} if c.get("type") in ("Ready", "ContainersReady") else c
+                  for c in pod["status"]["conditions"]]
+    with kube.api_client() as api_client:
+        client.CoreV1Api(api_client).patch_namespaced_pod_status(
+            pod["metadata"]["name"], "shop", {"status": {"conditions": conditions}})
+    wait_for(lambda: (kube.get("ReplicaSet", "shop", "web")["status"].get("readyReplicas") == 2),
+             what="shop/web to count 2 ready replicas")
+
+
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_pause_spaces_the_starts_of_evictions(shop: Any, api_client: Any) -> None:
     shop.create(replicaset("shop", "web", 3))
-    recorder = EvictionRecorder(shop)
-    targets = targets_from_plan(plan_of(shop.list("pods", "shop")))
+    pods = ready_replicas(shop, "shop", "web", 3)
+    recorder = eviction_recorder(shop)
+    targets = targets_from_plan(plan_of(pods))
     result = execute(api_client, targets, ExecutorOptions(max_in_flight=3, pause=0.3, max_unavailable=None, **FAST))
     assert result["counts"]["evicted"] == 3
     starts = sorted(r.started for r in recorder.evicted)

@@ -1,7 +1,7 @@
 """The evict module through real ansible-playbook runs, against the emulator or a real cluster (TEST_KUBECONFIG).
 
 Tests that inject faults or record the eviction requests are marked `faults` (the emulator's faults, or the fault
-proxy in front of the control plane); those that need replacements that never get ready are marked needs_emulator.
+proxy in front of the control plane). Replacements that never get ready: the kubelet stand-in's NEVER_READY pods.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 from evict_helpers import (
-    EvictionRecorder,
     bare_pod,
     create,
     eviction_recorder,
@@ -28,6 +27,7 @@ from evict_helpers import (
     replicaset,
     wait_for,
 )
+from kubelet_standin import NEVER_READY
 from playbook import ansible_env, executable, run_tasks
 from process_tree import kill_tree
 
@@ -280,17 +280,31 @@ def _journal(path: Path) -> list[dict[str, Any]]:
     return entries
 
 
-@pytest.mark.needs_emulator
-def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(emulator: Any, tmp_path: Path) -> None:
-    from emulator import ReplicaSetController
+def running_pods(kube: Any, namespace: str, count: int) -> list[dict[str, Any]] | None:
+    """The namespace's pods once `count` of them are on a node and (but on the emulator, whose never-ready pods
+    stay without a status) Running, Ready or not; else None."""
+    on_emulator = getattr(kube, "is_emulator", False)
+    pods = [p for p in pods_of(kube, namespace) if p["spec"].get("nodeName")
+            and (on_emulator or (p.get("status") or {}).get("phase") == "Running")]
+    return pods if len(pods) == count else None
 
-    emulator.add_controller(ReplicaSetController(start_ready=False))  # replacements never get ready: run 1 waits
-    emulator.load([namespace_object("shop"), *(node(name) for name in NODES)])
-    emulator.create(replicaset("shop", "web", 4))
-    recorder = EvictionRecorder(emulator)
-    plan = plan_of(emulator.list("pods", "shop"))
+
+@pytest.mark.faults
+def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(kube: Any, tmp_path: Path) -> None:
+    web = replicaset("shop", "web", 4)
+    if getattr(kube, "is_emulator", False):
+        from emulator import ReplicaSetController
+
+        kube.add_controller(ReplicaSetController(start_ready=False))  # replacements never get ready: run 1 waits
+    else:  # the kubelet stand-in runs these pods but never marks them Ready: run 1 waits
+        web["spec"]["template"]["metadata"]["annotations"] = {NEVER_READY: "true"}
+    kube.load([namespace_object("shop"), *(node(name) for name in NODES)])
+    kube.create(web)
+    pods = wait_for(lambda: running_pods(kube, "shop", 4), what="4 running pods of shop/web")
+    recorder = eviction_recorder(kube)
+    plan = plan_of(pods)
     journal = tmp_path / "journal.jsonl"
-    first = _start_playbook(tmp_path / "first", [evict_task(emulator, plan=plan, journal=str(journal), max_in_flight=1,
+    first = _start_playbook(tmp_path / "first", [evict_task(kube, plan=plan, journal=str(journal), max_in_flight=1,
                                                             max_unavailable="none", replacement_timeout=120)])
     try:
         wait_for(lambda: journal.exists() and any(e["event"] == "accepted" for e in _journal(journal)), timeout=60,
@@ -300,8 +314,9 @@ def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(emulator: Any
         # cancelled playbook whose module survives is test_evict_cancel.py's case)
         kill_tree(first.pid)
         first.wait()
+    wait_for(lambda: recorder.evicted, timeout=5, what="the proxy to record the answer it passed on")
     assert len(recorder.evicted) == 1
-    process, results = run_tasks(tmp_path, [evict_task(emulator, plan=plan, journal=str(journal),
+    process, results = run_tasks(tmp_path, [evict_task(kube, plan=plan, journal=str(journal),
                                                        max_unavailable="none", wait_for_replacements=False)])
     succeeded(process)
     result = results["result"]
@@ -311,7 +326,7 @@ def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(emulator: Any
     assert recorder.evicted_uids() == {e["uid"]: 1 for e in plan["evictions"]}, "every pod evicted exactly once"
     assert result["journal"]["previous_runs"] == 1
     # a third run with the same journal has nothing left to do
-    process, again = run_tasks(tmp_path, [evict_task(emulator, plan=plan, journal=str(journal), register="again")])
+    process, again = run_tasks(tmp_path, [evict_task(kube, plan=plan, journal=str(journal), register="again")])
     succeeded(process)
     assert again["again"]["skipped_by_reason"] == {"already_done": 4} and again["again"]["changed"] is False
     assert len(recorder.evicted) == 4
