@@ -1,7 +1,8 @@
 """descheduler.fleet.info through real ansible-playbook runs: the flavors, the operator's facts, the operand's mode and
 the evictions parsed from log lines in the operand's real klog format.
 
-The logs are read as `pods/log` from the API server. On the test control plane the kube-apiserver asks the kubelet
+Denied reads come from a real ServiceAccount's RBAC rules (restricted_user.py). The logs are read as `pods/log`
+from the API server. On the test control plane the kube-apiserver asks the kubelet
 stand-in for them (tests/integration/kubelet_logs.py): a log is what a stand-in or the test wrote, over HTTP, as the
 pod's log annotation. On the emulator it serves them from its own log buffers.
 """
@@ -25,6 +26,7 @@ from operator_support import (
     run_ok,
 )
 from playbook import run_tasks
+from restricted_user import restricted_kubeconfig, user_name
 from standins.olm import Olm, csv_name
 from standins.rest import Rest, path, wait_until
 
@@ -255,15 +257,27 @@ def test_upstream_descheduler(kube: Any, upstream_descheduler: str, tmp_path: Pa
                                   "tail_lines": 10000}
 
 
-@pytest.mark.needs_emulator  # RBAC denial is injected with the emulator's auth
+# Everything info reads (the operators' objects, OLM's, workloads, pods and their logs, CRDs), but ConfigMaps.
+READ_ALL_BUT_CONFIGMAPS = [{"apiGroups": ["*"], "verbs": ["get", "list", "watch"], "resources": [
+    "kubedeschedulers", "subscriptions", "clusterserviceversions", "installplans", "customresourcedefinitions",
+    "secondaryschedulers", "deployments", "replicasets", "cronjobs", "pods", "pods/log", "namespaces", "nodes",
+    "services"]}]
+
+
 def test_forbidden_reads_become_notes(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
+    """A user who may read everything info looks at but ConfigMaps: a real ServiceAccount with exactly those RBAC
+    rules (restricted_user.py); the denial comes from the API server's authorizer."""
+    if getattr(kube, "is_emulator", False):
+        pytest.skip("needs a real API server's RBAC and ServiceAccount tokens (restricted_user.py)")
     run_ok(tmp_path, [kd_task(kube, "kd", spec=BASE_SPEC)])
-    operator_standin.stop()  # it acts as the same user: the rule below is for the module's reads only
-    kube.auth.forbid("get", "configmaps")
-    process, results = run_tasks(tmp_path, [info_task(kube, "info", read_log=False)])
+    kubeconfig = restricted_kubeconfig(kube, tmp_path, "info-without-configmaps", rules=READ_ALL_BUT_CONFIGMAPS)
+    process, results = run_tasks(tmp_path, [info_task(kube, "info", read_log=False, kubeconfig=str(kubeconfig))])
     assert_succeeded(process)
     info = results["info"]
     assert info["flavor"] == "olm"
+    assert info["kubedescheduler"]["spec"]["profiles"] == ["AffinityAndTaints"]  # the allowed reads still happen
     assert info["policy"] is None
-    assert any("could not read ConfigMap" in note and "cannot get" in note for note in info["notes"]), info["notes"]
+    assert any("could not read ConfigMap" in note and "cannot get" in note
+               and user_name("info-without-configmaps") in note for note in info["notes"]), info["notes"]
+    assert all("ConfigMap" in note for note in info["notes"]), info["notes"]  # nothing else was denied
     assert info["evictions"] is None

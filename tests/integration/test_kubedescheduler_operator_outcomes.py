@@ -26,6 +26,7 @@ from operator_support import (
     serve_openshift_config,
 )
 from playbook import run_tasks
+from restricted_user import restricted_kubeconfig, user_name
 
 
 @pytest.fixture
@@ -157,14 +158,22 @@ def test_no_operator_installed(kube: Any, tmp_path: Path) -> None:
         "(descheduler.fleet.operator or the install role)")
 
 
-@pytest.mark.needs_emulator  # RBAC denial is injected with the emulator's auth; the control plane has one admin user
+# Every verb on everything but create: the user may read what the module checks and change what exists.
+ALL_BUT_CREATE = [{"apiGroups": ["*"], "resources": ["*"],
+                   "verbs": ["get", "list", "watch", "update", "patch", "delete", "deletecollection"]}]
+
+
 def test_forbidden_write_names_the_missing_permission(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
-    kube.auth.forbid("create", "kubedeschedulers.operator.openshift.io")
-    task = {**kd_task(kube, "denied", spec=BASE_SPEC), "ignore_errors": True}
+    """The denial comes from the API server's RBAC: a real ServiceAccount allowed all but create
+    (restricted_user.py)."""
+    if getattr(kube, "is_emulator", False):
+        pytest.skip("needs a real API server's RBAC and ServiceAccount tokens (restricted_user.py)")
+    kubeconfig = restricted_kubeconfig(kube, tmp_path, "tuner-without-create", rules=ALL_BUT_CREATE)
+    task = {**kd_task(kube, "denied", spec=BASE_SPEC, kubeconfig=str(kubeconfig)), "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])
     message = results["denied"]["msg"]
     assert results["denied"]["failed"] is True
-    assert message.startswith("permission denied: 'kubernetes-admin' cannot create 'kubedeschedulers' (API group "
-                              "'operator.openshift.io') in namespace 'openshift-kube-descheduler-operator'; grant verb "
-                              "'create'"), message
+    assert message.startswith(f"permission denied: '{user_name('tuner-without-create')}' cannot create "
+                              "'kubedeschedulers' (API group 'operator.openshift.io') in namespace "
+                              "'openshift-kube-descheduler-operator'; grant verb 'create'"), message
     assert get_kd(kube) is None
