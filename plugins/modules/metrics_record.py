@@ -40,7 +40,12 @@ options:
     type: list
     elements: str
   policy:
-    description: A DeschedulerPolicy whose C(LowNodeUtilization) Prometheus queries are recorded.
+    description:
+      - A DeschedulerPolicy whose C(LowNodeUtilization) Prometheus queries are recorded.
+      - "Volcano's C(LoadAware) with C(metrics.type=prometheus) (also inside a CCE add-on configuration): its queries
+        for every node (the policy's C(nodeSelector)) and every non-terminal pod on them, sent to O(prometheus_url),
+        else to its C(metrics.address), with no token unless O(prometheus_token) or O(prometheus_token_secret) is
+        given."
     type: dict
   kubedescheduler:
     description: A KubeDescheduler spec; the queries of the policy the operator renders from it are recorded.

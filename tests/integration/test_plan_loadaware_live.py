@@ -10,6 +10,7 @@ replaces them, and the descheduler sees owned (evictable) pods, not bare ones.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -147,3 +148,30 @@ def test_an_unauthorised_prometheus_is_asked_once_and_the_warning_says_what_to_g
     assert len(sent) == 1  # the refusal is remembered: no request per node and pod
     warning = no_data_warnings(plan)[0]
     assert "401 Unauthorized" in warning and "prometheus_token" in warning
+
+
+def test_recorded_answers_replay_the_live_plan_without_asking_prometheus(kube: Any, tmp_path: Path) -> None:
+    load_cluster(kube)
+    answers_file = tmp_path / "prometheus.json"
+    with PrometheusStandIn(answers()) as prometheus:
+        record = {"name": "Record", "descheduler.fleet.metrics_record": {
+            "kubeconfig": str(kube.kubeconfig), "context": kube.context, "policy": loadaware_policy(IN_CLUSTER),
+            "prometheus_url": prometheus.url, "prometheus_dest": str(answers_file), "now": NOW}, "register": "record"}
+        live = plan_task(kube, policy=loadaware_policy(prometheus.url))
+        process, results = run_tasks(tmp_path, [record, live])
+        asked_live = list(prometheus.requests)
+    assert not results["record"].get("failed"), results["record"].get("msg")
+    assert set(results["record"]["queries"]) == set(answers())  # Volcano's queries for these nodes and pods
+    recorded = json.loads(answers_file.read_text())
+    assert set(recorded) == set(answers())
+    assert len(asked_live) == 2 * len(answers())  # the recording, then the live plan
+
+    # the replay: the policy's Prometheus does not exist; every answer comes from the file
+    replay = {**plan_task(kube, policy=loadaware_policy("http://127.0.0.1:9"), prometheus_result=str(answers_file)),
+              "register": "replay"}
+    process, replayed = run_tasks(tmp_path, [replay])
+    plan, again = results["plan"], replayed["replay"]
+    assert not again.get("failed"), again.get("msg")
+    assert no_data_warnings(again) == []
+    assert again["evictions"] == plan["evictions"] and [e["name"] for e in plan["evictions"]] == ["big"]
+    assert again["actual_utilization"] == plan["actual_utilization"]

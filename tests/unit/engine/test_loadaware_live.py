@@ -141,3 +141,17 @@ def test_prometheus_addresses_lists_loadaware_prometheus_addresses_once():
     adaptor = la_policy(la_args({"cpu": 1}, {"cpu": 2}, metrics={"type": "prometheus_adaptor"}))
     assert loadaware.prometheus_addresses(document) == [PROMETHEUS["address"], "http://other:9090"]
     assert loadaware.prometheus_addresses(adaptor) == []
+
+
+def test_prometheus_sources_pair_each_address_with_its_duration():
+    document = la_policy(CCE_ARGS)
+    document["profiles"].append({**la_policy({**CCE_ARGS, "duration": "5m"})["profiles"][0], "name": "slow"})
+    assert loadaware.prometheus_sources(document) == [(PROMETHEUS["address"], "2m"), (PROMETHEUS["address"], "5m")]
+    assert loadaware.prometheus_addresses(document) == [PROMETHEUS["address"]]
+
+
+def test_cycle_queries_are_the_queries_a_cycle_sends():
+    prometheus = TablePrometheus({})
+    live_plan(hot_cluster(), la_policy(CCE_ARGS), prometheus)
+    sent = {query for query, _address in prometheus.sent}
+    assert set(loadaware.cycle_queries(["n1", "n2", "n3"], ["big", "mid", "small", "other"])) == sent

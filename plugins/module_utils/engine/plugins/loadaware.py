@@ -481,18 +481,33 @@ def _data_hint(source: UsageSource) -> str:
             "or with prometheus_url, sends them to metrics.address or prometheus_url")
 
 
-def prometheus_addresses(document: Mapping[str, Any]) -> list[str]:
-    """The metrics.address of every LoadAware using Prometheus in a DeschedulerPolicy: where Volcano sends queries."""
-    addresses: list[str] = []
+def prometheus_sources(document: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(metrics.address, duration) of every LoadAware using Prometheus in a DeschedulerPolicy, each once: where
+    Volcano sends its queries and the window they average over."""
+    sources: list[tuple[str, str]] = []
     for profile in document.get("profiles") or []:
         for config in (profile or {}).get("pluginConfig") or []:
-            if not isinstance(config, Mapping) or config.get("name") != NAME:
+            args = config.get("args") if isinstance(config, Mapping) and config.get("name") == NAME else None
+            if not isinstance(args, Mapping):
                 continue
-            metrics = (config.get("args") or {}).get("metrics") if isinstance(config.get("args"), Mapping) else None
+            metrics = args.get("metrics")
             if isinstance(metrics, Mapping) and metrics.get("type") == PROMETHEUS and metrics.get("address"):
-                if str(metrics["address"]) not in addresses:
-                    addresses.append(str(metrics["address"]))
-    return addresses
+                source = (str(metrics["address"]), str(args.get("duration") or DEFAULT_DURATION))
+                if source not in sources:
+                    sources.append(source)
+    return sources
+
+
+def prometheus_addresses(document: Mapping[str, Any]) -> list[str]:
+    """The metrics.address of every LoadAware using Prometheus in a DeschedulerPolicy: where Volcano sends queries."""
+    return list(dict.fromkeys(address for address, _duration in prometheus_sources(document)))
+
+
+def cycle_queries(node_names: Iterable[str], pod_names: Iterable[str], duration: str = DEFAULT_DURATION) -> list[str]:
+    """Every query a cycle sends for these nodes and the pods on them (cpu then memory of each), each once."""
+    queries = [q for name in node_names for q in node_queries(name, duration)]
+    queries += [q for name in pod_names for q in pod_queries(name, duration)]
+    return list(dict.fromkeys(queries))
 
 
 def _record_reading(handle: PluginHandle, source: UsageSource, loads: Iterable[NodeLoad],
