@@ -179,34 +179,32 @@ def test_a_cancelled_run_leaves_a_live_migration_to_kubevirt_and_the_rerun_follo
         pytest.skip("the KubeVirt stand-in's webhook listens on 127.0.0.1, which only the suite's own control plane "
                     "reaches")
     cluster.load([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "vms"}}])
-    with cluster.api_client() as client:
-        # a pass every 1.5 s: a migration takes ~9 s, long enough to cancel in it
-        kubevirt = KubeVirt(client, interval=1.5).install()
-        try:
-            source = kubevirt.create_vm("vms", "db", "worker-1")
-            journal = tmp_path / "journal.jsonl"
-            plan = plan_of([source])
-            playbook = start_playbook(tmp_path / "first", {"descheduler.fleet.evict": evict_args(
-                cluster, plan=plan, journal=str(journal))})
-            module = module_pid(playbook)
-            wait_for(lambda: any(e["event"] == "migration_started" for e in journal_entries(journal)), timeout=60,
-                     what="the migration to start")
-            cancel_like_awx(playbook)
-            wait_for(lambda: not running(module), timeout=15, what="the module to stop after the cancel")
-            entries = journal_entries(journal)
-            assert entries[-1]["event"] == "run_finished" and entries[-1]["stop_reason"] == "cancelled"
-            assert not [e for e in entries if e["event"] == "outcome"], "the migration's end is left to the next run"
-            assert cluster.get("virtualmachineinstances", "vms", "db")["status"].get("evacuationNodeName"), \
-                "KubeVirt goes on with the migration"
+    kubevirt = KubeVirt.on(cluster, interval=1.5)  # a pass every 1.5 s: a migration takes ~9 s, time to cancel in it
+    try:
+        source = kubevirt.create_vm("vms", "db", "worker-1")
+        journal = tmp_path / "journal.jsonl"
+        plan = plan_of([source])
+        playbook = start_playbook(tmp_path / "first", {"descheduler.fleet.evict": evict_args(
+            cluster, plan=plan, journal=str(journal))})
+        module = module_pid(playbook)
+        wait_for(lambda: any(e["event"] == "migration_started" for e in journal_entries(journal)), timeout=60,
+                 what="the migration to start")
+        cancel_like_awx(playbook)
+        wait_for(lambda: not running(module), timeout=15, what="the module to stop after the cancel")
+        entries = journal_entries(journal)
+        assert entries[-1]["event"] == "run_finished" and entries[-1]["stop_reason"] == "cancelled"
+        assert not [e for e in entries if e["event"] == "outcome"], "the migration's end is left to the next run"
+        assert cluster.get("virtualmachineinstances", "vms", "db")["status"].get("evacuationNodeName"), \
+            "KubeVirt goes on with the migration"
 
-            process, results = run_tasks(tmp_path, [{"descheduler.fleet.evict": evict_args(
-                cluster, plan=plan, journal=str(journal)), "register": "result"}])
-            assert process.returncode == 0, process.stdout[-3000:]
-            pod = results["result"]["pods"][0]
-            assert pod["status"] == "migrated" and pod["resumed"] is True, pod
-            assert pod["migration"]["target_node"] not in (None, "worker-1")
-            assert [r.code for r in kubevirt.observed.reviews] == [429], \
-                "one eviction request in all: the migration's start"
-        finally:
-            kubevirt.uninstall()
-        kubevirt.check()
+        process, results = run_tasks(tmp_path, [{"descheduler.fleet.evict": evict_args(
+            cluster, plan=plan, journal=str(journal)), "register": "result"}])
+        assert process.returncode == 0, process.stdout[-3000:]
+        pod = results["result"]["pods"][0]
+        assert pod["status"] == "migrated" and pod["resumed"] is True, pod
+        assert pod["migration"]["target_node"] not in (None, "worker-1")
+        assert [r.code for r in kubevirt.observed.reviews] == [429], \
+            "one eviction request in all: the migration's start"
+    finally:
+        kubevirt.uninstall()
+    kubevirt.check()

@@ -29,14 +29,12 @@ def kubevirt(kube: Any, request: pytest.FixtureRequest) -> Iterator[KubeVirt]:
         pytest.skip("the KubeVirt stand-in's webhook listens on 127.0.0.1, which only the suite's own control plane "
                     "reaches")
     kube.load([node(name) for name in NODES] + [namespace_object("vms")])
-    options = {"interval": 0.1, **getattr(request, "param", {})}
-    with kube.api_client() as client:
-        standin = KubeVirt(client, **options).install()
-        try:
-            yield standin
-        finally:
-            standin.uninstall()
-        standin.check()
+    standin = KubeVirt.on(kube, **{"interval": 0.1, **getattr(request, "param", {})})
+    try:
+        yield standin
+    finally:
+        standin.uninstall()
+    standin.check()
 
 
 def evict_task(kube: Any, register: str = "result", **options: Any) -> dict[str, Any]:

@@ -283,14 +283,13 @@ def test_live_kubevirt_profile_reads_vmis_and_prometheus(kube: Any, tmp_path: Pa
     for item in nodes:
         item["metadata"]["labels"]["kubevirt.io/schedulable"] = "true"
     kube.load([*nodes, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "vms"}}])
-    with kube.api_client() as client:
-        kubevirt = KubeVirt(client).install()
-        try:
-            for index in range(3):
-                kubevirt.create_vm("vms", f"vm{index}", "w1")
-        finally:
-            kubevirt.uninstall()  # the VMs stay; nothing evicts or migrates them here
-        kubevirt.check()
+    kubevirt = KubeVirt.on(kube)
+    try:
+        for index in range(3):
+            kubevirt.create_vm("vms", f"vm{index}", "w1")
+    finally:
+        kubevirt.uninstall()  # the VMs stay; nothing evicts or migrates them here
+    kubevirt.check()
     kube.patch("virtualmachineinstances", "vms", "vm0",  # vm0 is migrating now
                {"status": {"migrationState": {"startTimestamp": "2026-11-22T11:59:00Z"}}})
     kubeconfig = connection(kube)

@@ -42,7 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from kubelet_standin import fits
+from kubelet_standin import KubeletStandIn, fits
 
 from .kubevirt_types import API, KUBEVIRT_CRDS
 from .loop import StandIn
@@ -111,6 +111,20 @@ class KubeVirt(StandIn):
         self.observed = Observations()
         self._marking = threading.Lock()
         self._webhook: WebhookServer | None = None
+        self._owned_client: Any = None
+        self._kubelet: KubeletStandIn | None = None
+
+    @classmethod
+    def on(cls, kube: Any, **options: Any) -> KubeVirt:
+        """Installed on a test's cluster handle (`kube` fixture) with a client of its own, closed by uninstall(). The
+        emulator is first taught to call admission webhooks, which a real kube-apiserver does by itself."""
+        client = kube.api_client()
+        standin = cls(client, **options)
+        standin._owned_client = client
+        if getattr(kube, "is_emulator", False):
+            emulator_calls_webhooks(kube)
+            standin._kubelet = KubeletStandIn(client).start()  # the emulator runs no pods: this runs the launchers
+        return standin.install()
 
     # ---- install / uninstall ---------------------------------------------------------------------------------------
 
@@ -137,6 +151,12 @@ class KubeVirt(StandIn):
         if self._webhook is not None:
             self._webhook.stop()
             self._webhook = None
+        if self._kubelet is not None:
+            self._kubelet.stop()
+            self._kubelet = None
+        if self._owned_client is not None:
+            self._owned_client.close()
+            self._owned_client = None
 
     # ---- test controls ---------------------------------------------------------------------------------------------
 
@@ -469,3 +489,51 @@ def _handler(review: Any) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+# ---- the emulator (TEST_BACKEND=emulator) ---------------------------------------------------------------------------
+
+
+def emulator_calls_webhooks(emulator: Any) -> None:
+    """What kube-apiserver does and the emulator does not: serve ValidatingWebhookConfigurations and, before each
+    eviction, send the webhooks registered for pods/eviction an AdmissionReview over HTTPS; a denial is the answer."""
+    from emulator import errors
+    from emulator.resources import ResourceType
+
+    group = "admissionregistration.k8s.io"
+    if not emulator.registry.versions_of(group, "validatingwebhookconfigurations"):
+        emulator.register_type(ResourceType(group, "v1", "ValidatingWebhookConfiguration",
+                                            "validatingwebhookconfigurations", False))
+    previous = emulator.eviction_handler
+
+    def evict(emulator: Any, namespace: str, name: str, eviction: dict[str, Any], dry_run: bool,
+              user: str) -> dict[str, Any]:
+        dry_run = dry_run or "All" in ((eviction.get("deleteOptions") or {}).get("dryRun") or [])
+        for configuration in emulator.list("validatingwebhookconfigurations"):
+            for webhook in configuration.get("webhooks") or []:
+                if any("pods/eviction" in rule.get("resources", ()) for rule in webhook.get("rules") or []):
+                    code, message = _call_webhook(webhook, namespace, name, eviction, dry_run)
+                    if code != 200:
+                        raise errors.ApiError(code, "TooManyRequests" if code == 429 else "BadRequest",
+                                              f'admission webhook "{webhook["name"]}" denied the request: {message}')
+        return previous(emulator, namespace, name, eviction, dry_run, user)
+
+    emulator.eviction_handler = evict
+
+
+def _call_webhook(webhook: dict[str, Any], namespace: str, name: str, eviction: dict[str, Any],
+                  dry_run: bool) -> tuple[int, str]:
+    import urllib.request
+
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": secrets.token_hex(8), "kind": {"group": "policy", "version": "v1", "kind": "Eviction"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"}, "subResource": "eviction",
+        "name": name, "namespace": namespace, "operation": "CREATE", "object": eviction, "dryRun": dry_run}}
+    client = webhook["clientConfig"]
+    context = ssl.create_default_context(cadata=base64.b64decode(client["caBundle"]).decode())
+    request = urllib.request.Request(client["url"], json.dumps(review).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, context=context, timeout=webhook.get("timeoutSeconds", 10)) as answer:
+        response = json.loads(answer.read())["response"]
+    status = response.get("status") or {}
+    return (200, "") if response.get("allowed") else (int(status.get("code") or 400), status.get("message", ""))
