@@ -5,6 +5,7 @@ stand-in runs against the emulator and against a real kube-apiserver.
 - `olm.Olm`: Subscription -> InstallPlan -> CSV phases, Manual approval, upgrades, the operator's CRD and Deployment;
 - `descheduler_operator.DeschedulerOperator`: renders ConfigMap/Deployment `descheduler`, its conditions and log;
 - `workloads.Workloads`: Deployments rolled out to Running pods, where no kube-controller-manager runs;
+- `kubevirt.KubeVirt`: virt-api's eviction webhook (an HTTPS server the API server calls), VMIs live-migrated;
 - `emulator_gaps`: what a real API server does by itself and the emulator lacks (CRD schema admission, ...).
 Each is a `loop.StandIn`: a level-triggered reconcile pass in a thread (`start()`, `stop()`, `sync()`, `check()`).
 """

@@ -1,7 +1,7 @@
 """A KubeVirt stand-in: virt-api's eviction webhook, virt-controller's evacuation and migration controllers and
 virt-handler's part of a live migration, acting on an API server only over HTTP.
 
-    kubevirt = KubeVirt(api_client, eviction_strategy="LiveMigrate").install()   # CRDs, KubeVirt CR, webhook, loop
+    kubevirt = KubeVirt.on(kube, eviction_strategy="LiveMigrate")   # CRDs, KubeVirt CR, webhook, loop
     pod = kubevirt.create_vm("vms", "db", "worker-1")    # a running VMI and its virt-launcher pod (Running, Ready)
     ... evicting `pod` answers 429 "Eviction triggered evacuation of VMI "vms/db"" and marks the VMI ...
     kubevirt.fail_migrations("vms", "db", 1)   # the VMI's annotation: its next migration fails (or "always")
@@ -23,6 +23,11 @@ What it does (kubevirt/kubevirt, see /work/shared/reference/peers.md §3):
   `migrationState`), its mark and eviction-source annotation are cleared. A migration of a VMI annotated
   `FAIL_ANNOTATION` fails at Running instead (the count goes down by one; "always" never runs out): the target pod
   ends, the VMI stays marked and gets a new migration, as KubeVirt retries.
+Not modelled: the VirtualMachine object, the `eviction-in-progress` pod annotation, migration policies and timeouts,
+real placement (the target is the other node with the fewest pods).
+
+On the emulator (TEST_BACKEND=emulator), `KubeVirt.on` first adds what a real cluster has and the emulator lacks:
+admission webhook calls for evictions (`emulator_calls_webhooks`) and the kubelet stand-in to run the launcher pods.
 """
 
 from __future__ import annotations
