@@ -158,7 +158,6 @@ class ActualUsage:
         self.prometheus_unavailable: Optional[str] = None  # set by a live source that could not be queried
         # sends a query nobody recorded (set by the plan module on a live cluster or with prometheus_url)
         self.live_query: Optional[LiveQuery] = None
-        self.fetched: dict[str, Any] = {}  # query → body of each answer fetched live, as prometheus_result takes it
         self.metrics_api_problem: Optional[str] = None  # why a live metrics API could not be read
         # which metrics clients upstream would have built from the policy; None = not known, not checked
         self.collector_enabled: Optional[bool] = None
@@ -269,7 +268,6 @@ class ActualUsage:
         except MetricsError as exc:  # not the shape of an answer: this query has no usable data, like a failed one
             raise UsageUnavailable(str(exc)) from exc
         self._prometheus[query] = answer
-        self.fetched[query] = body
         self.warnings.extend(f"Prometheus warning for {query!r}: {text}" for text in _answer_warnings(body))
         return answer
 
