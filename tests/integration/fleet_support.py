@@ -6,8 +6,9 @@
   every later fleet test of the session.
 - `fleet_of(...)` (per test, behind the `fleet_clusters` fixture of conftest.py): N handles, one per cluster, that
   remove what the test made at the end as `kube` does; on TEST_BACKEND=emulator, N fresh emulators.
-- `load_generated(cluster, objects)`: a generated cluster (examples/generate_cluster.py) loaded so that the real
-  garbage collector and workload controllers leave its pods as they are (see there).
+- `generated_cluster(cluster, objects)`: a generated cluster (examples/generate_cluster.py) loaded so that the real
+  garbage collector and workload controllers leave its pods as they are (see there), and removed from the
+  namespaces that outlive the test (kube-system, default) at the end.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 from emulator import Emulator, RealCluster
 from emulator.real_cluster import ControlPlaneCluster, cluster_scoped_names
+from standins.rest import Rest, path, wait_until
 
 SKIP_ON_ONE_CLUSTER = ("a fleet needs several API servers and TEST_KUBECONFIG names one cluster: run it on the "
                        "suite's control plane (the default) or TEST_BACKEND=emulator")
@@ -99,7 +101,8 @@ def _emulator(stack: ExitStack, kubeconfig: Path) -> Emulator:
 
 # ---- a generated cluster on a real control plane ---------------------------------------------------------------
 
-def load_generated(cluster: Any, objects: list[dict[str, Any]]) -> None:
+@contextmanager
+def generated_cluster(cluster: Any, objects: list[dict[str, Any]]) -> Iterator[None]:
     """Load a generated cluster. The emulator takes it as it is. A real control plane's garbage collector deletes a
     pod whose owner (by uid) does not exist, and its workload controllers would replace the generated pods with
     their own, so there:
@@ -108,10 +111,23 @@ def load_generated(cluster: Any, objects: list[dict[str, Any]]) -> None:
       the descheduler still sees ReplicaSet-owned (evictable) pods;
     - Deployments, DaemonSets and StatefulSets are left out and their pods lose the ownerReference: a DaemonSet
       controller would add a pod on every node, a StatefulSet controller rewrites its pods.
-    Pods keep their node, status and requests (the kubelet stand-in leaves pods with a written status alone)."""
+    Pods keep their node, status and requests (the kubelet stand-in leaves pods with a written status alone).
+    The test's namespaces go with the test (`fleet_clusters`); on exit, what was loaded into namespaces that were
+    there before (kube-system) is deleted here, as the next test loads the same names."""
     if getattr(cluster, "is_emulator", False):
         cluster.load(objects)
+        yield
         return
+    namespaces = {o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")}
+    existing = {name for name in namespaces if cluster.get("Namespace", None, name) is not None}
+    try:
+        _load_on_control_plane(cluster, objects)
+        yield
+    finally:
+        _remove_from(cluster, [o for o in objects if o["metadata"].get("namespace") in existing])
+
+
+def _load_on_control_plane(cluster: Any, objects: list[dict[str, Any]]) -> None:
     owners = [o for o in objects if o["kind"] == "ReplicaSet"]
     pods = [o for o in objects if o["kind"] == "Pod"]
     rest = [o for o in objects if o["kind"] not in ("Pod", "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet")]
@@ -142,3 +158,26 @@ def _repointed(pod: dict[str, Any], uids: dict[tuple[str, str], str]) -> dict[st
         reference = next(r for r in pod["metadata"]["ownerReferences"] if r.get("controller"))
         metadata["ownerReferences"] = [{**reference, "uid": uids[owner[1:]]}]
     return {**pod, "metadata": metadata}
+
+
+def _remove_from(cluster: Any, objects: list[dict[str, Any]]) -> None:
+    """Delete the loaded objects (pods with grace period 0: no kubelet to wait for) and wait until they are gone."""
+    from kubernetes.client.exceptions import ApiException
+
+    loaded = [o for o in objects if o["kind"] not in ("Deployment", "DaemonSet", "StatefulSet")]
+    with cluster.api_client() as client:
+        rest = Rest(client)
+        for obj in loaded:
+            namespace, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
+            if obj["kind"] != "Pod":
+                cluster.delete(obj["kind"], namespace, name, api_version=obj["apiVersion"])
+                continue
+            try:
+                rest.request("DELETE", path("v1", "pods", namespace, name),
+                             {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+            except ApiException as error:
+                if error.status != 404:
+                    raise
+    wait_until(lambda: all(cluster.get(o["kind"], o["metadata"]["namespace"], o["metadata"]["name"],
+                                       api_version=o["apiVersion"]) is None for o in loaded), 60, 0.5,
+               "the generated objects in namespaces that outlive the test to be deleted")

@@ -1,5 +1,5 @@
-"""playbooks/tune.yml (role descheduler.fleet.tune) on a fleet of three API servers running the operator stand-in,
-one inventory host each:
+"""playbooks/tune.yml (role descheduler.fleet.tune) on a fleet of three API servers (`fleet_clusters`: the test
+control plane and two more sharing its etcd, or emulators) running the operator stand-in, one inventory host each:
 group_vars defaults merged with host_vars overrides, idempotence, the Automatic acknowledgement with the plan shown
 first, and the canary rollout stopping at the first failure."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,15 +15,12 @@ from typing import Any
 
 import pytest
 import yaml
-from emulator import Emulator
-from operator_support import descheduler_operator
+from fleet_support import generated_cluster
+from operator_support import descheduler_operator, get_kd, get_object
 from playbook import REPO, run_playbook
-from standins.descheduler_operator import OPERATOR_NAMESPACE
 
 sys.path.insert(0, str(REPO / "examples"))
 from generate_cluster import build_cluster  # noqa: E402
-
-pytestmark = pytest.mark.needs_emulator  # a fleet needs three API servers: the control plane fixture is one
 
 PLAYBOOK = REPO / "playbooks" / "tune.yml"
 DEFAULTS = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
@@ -32,27 +29,26 @@ DEFAULTS = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[dict[str, Emulator]]:
-    """Three clusters, each an emulator running the operator, with some workload for the plan."""
-    clusters: dict[str, Emulator] = {}
+def fleet(fleet_clusters: Callable[[int], list[Any]]) -> Iterator[dict[str, Any]]:
+    """Three clusters, each running the operator, with some workload for the plan."""
+    clusters: dict[str, Any] = {}
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    names = ("canary", "prod-a", "prod-b")
     with ExitStack() as stack:
-        for index, name in enumerate(("canary", "prod-a", "prod-b")):
-            emulator = Emulator().start()
-            stack.callback(emulator.stop)
-            emulator.write_kubeconfig(tmp_path / f"{name}.kubeconfig")
-            stack.enter_context(descheduler_operator(emulator))
-            emulator.load(build_cluster(4, 6, seed=index + 1, now=now))
-            clusters[name] = emulator
+        for index, (name, cluster) in enumerate(zip(names, fleet_clusters(len(names)), strict=True)):
+            # The workload first: its nodes are where the operand runs (no extra node for the stand-in).
+            stack.enter_context(generated_cluster(cluster, build_cluster(4, 6, seed=index + 1, now=now)))
+            stack.enter_context(descheduler_operator(cluster))
+            clusters[name] = cluster
         yield clusters
 
 
-def write_inventory(tmp_path: Path, fleet: dict[str, Emulator], overrides: dict[str, dict]) -> Path:
+def write_inventory(tmp_path: Path, fleet: dict[str, Any], overrides: dict[str, dict]) -> Path:
     hosts = {name: {"ansible_connection": "local", "tune_wait_sleep": 1,
-                    "descheduler_fleet_connection": {"kubeconfig": str(emulator.kubeconfig),
-                                                     "context": emulator.context},
+                    "descheduler_fleet_connection": {"kubeconfig": str(cluster.kubeconfig),
+                                                     "context": cluster.context},
                     **({"tune_spec": overrides[name]} if name in overrides else {})}
-             for name, emulator in fleet.items()}
+             for name, cluster in fleet.items()}
     inventory = {"clusters": {"vars": {"tune_spec_defaults": DEFAULTS}, "hosts": hosts}}
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump(inventory, sort_keys=False))
@@ -63,8 +59,8 @@ def tune(inventory: Path, *extra: str) -> Any:
     return run_playbook(PLAYBOOK, "-i", str(inventory), *extra)
 
 
-def stored_spec(emulator: Emulator) -> dict[str, Any] | None:
-    kubedescheduler = emulator.get("kubedeschedulers.operator.openshift.io", OPERATOR_NAMESPACE, "cluster")
+def stored_spec(cluster: Any) -> dict[str, Any] | None:
+    kubedescheduler = get_kd(cluster)
     return None if kubedescheduler is None else kubedescheduler["spec"]
 
 
@@ -72,7 +68,7 @@ def recap(stdout: str, host: str) -> str:
     return next(line for line in stdout.splitlines() if line.startswith(host + " ") and "ok=" in line)
 
 
-def test_fleet_defaults_with_per_cluster_overrides_idempotent(fleet: dict[str, Emulator], tmp_path: Path) -> None:
+def test_fleet_defaults_with_per_cluster_overrides_idempotent(fleet: dict[str, Any], tmp_path: Path) -> None:
     overrides = {"prod-b": {"deschedulingIntervalSeconds": 600,
                             "profileCustomizations": {"namespaces": {"excluded": ["batch", "reports"]},
                                                       "thresholdPriority": 10000}}}
@@ -99,15 +95,15 @@ def test_fleet_defaults_with_per_cluster_overrides_idempotent(fleet: dict[str, E
     assert "Fleet: 0 tuned, 3 unchanged, 0 failed, 0 not reached yet (of 3)" in again.stdout
 
 
-def test_check_mode_changes_no_cluster(fleet: dict[str, Emulator], tmp_path: Path) -> None:
+def test_check_mode_changes_no_cluster(fleet: dict[str, Any], tmp_path: Path) -> None:
     process = tune(write_inventory(tmp_path, fleet, {}), "--check", "--diff")
     assert process.returncode == 0, process.stdout[-5000:]
-    assert all(stored_spec(emulator) is None for emulator in fleet.values())
+    assert all(stored_spec(cluster) is None for cluster in fleet.values())
     assert "canary: tuned, mode none -> Predictive" in process.stdout  # what it would do
 
 
 def test_automatic_needs_acknowledgement_and_shows_the_plan_first(
-        fleet: dict[str, Emulator], tmp_path: Path) -> None:
+        fleet: dict[str, Any], tmp_path: Path) -> None:
     process = tune(write_inventory(tmp_path, fleet, {}))
     assert process.returncode == 0, process.stdout[-5000:]
     inventory = write_inventory(tmp_path, fleet, {"canary": {"mode": "Automatic"}})
@@ -127,12 +123,12 @@ def test_automatic_needs_acknowledgement_and_shows_the_plan_first(
     assert plan_at < applied_at
     assert "canary: tuned, mode Predictive -> Automatic" in accepted.stdout
     assert stored_spec(fleet["canary"])["mode"] == "Automatic"
-    args = fleet["canary"].get("deployments", OPERATOR_NAMESPACE, "descheduler")["spec"]["template"]["spec"][
+    args = get_object(fleet["canary"], "deployments", "descheduler", "apps/v1")["spec"]["template"]["spec"][
         "containers"][0]["args"]
     assert "--dry-run=true" not in args
 
 
-def test_canary_failure_stops_the_rollout(fleet: dict[str, Emulator], tmp_path: Path) -> None:
+def test_canary_failure_stops_the_rollout(fleet: dict[str, Any], tmp_path: Path) -> None:
     inventory = write_inventory(tmp_path, fleet, {
         "canary": {"profiles": ["LifecycleAndUtilization", "LongLifecycle"]}})
     process = tune(inventory, "-e", json.dumps({"descheduler_fleet_serial": [1, "100%"]}))
