@@ -91,6 +91,13 @@ class BalancedAllocation:
     def normalize(self, state: Any, scores: list[int]) -> None:
         return None
 
+    def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
+        """fastpath: the score depends on the node's requests and on the pod's requests only."""
+        if self.pre_score(pod, cluster, []) is SKIP:
+            return SKIP
+        key = (NAME, id(self), pod.cpu, pod.memory, pod.ephemeral, tuple(sorted(pod.scalar.items())))
+        return columns.changing(key, window, lambda nodes: self.score_many(pod, None, nodes))
+
 
 def _two_resource_score(cpu: int, pod_cpu: int, cpu_alloc: int, memory: int, pod_memory: int,
                         memory_alloc: int) -> int:

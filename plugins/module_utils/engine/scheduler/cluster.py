@@ -145,12 +145,14 @@ class Cluster:
         self.required_affinity = TermIndex()
         self.preferred = TermIndex()  # anti-affinity terms carry a negative weight
         self.next_start = 0  # upstream nextStartNodeIndex
+        self.changes: list[int] = []  # index of the node each bind/unbind changed, in order (fastpath's caches)
 
     def bind(self, pod: SchedPod, node_name: str) -> Optional[NodeInfo]:
         node = self.by_name.get(node_name)
         if node is None:
             return None
         node.add(pod, 1)
+        self.changes.append(node.index)
         self.location[pod.key] = node
         self.pods_by_namespace.setdefault(pod.namespace, {})[pod.key] = pod
         if pod.owner_uid and not pod.terminating:  # spreading ignores terminating pods
@@ -166,6 +168,7 @@ class Cluster:
         if node is None:
             return None
         node.add(pod, -1)
+        self.changes.append(node.index)
         self.pods_by_namespace.get(pod.namespace, {}).pop(pod.key, None)
         if pod.owner_uid and not pod.terminating:
             counts = self.owner_counts[pod.owner_uid]

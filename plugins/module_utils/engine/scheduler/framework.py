@@ -238,7 +238,7 @@ def schedule(profile: Profile, pod: SchedPod, cluster: Cluster, cache: StaticCac
         state = plugin.pre_filter(pod, cluster)
         if state is not SKIP:
             dynamic.append((plugin, state))
-    static_results = _static_results(static_plugins, pod, cluster, cache)
+    failures = static_results(static_plugins, pod, cluster, cache)
     # without score plugins the scheduler takes the first feasible node it finds
     wanted = num_feasible_nodes_to_find(profile.percentage, total) if profile.scorers else 1
     histogram: Counter = Counter()
@@ -249,7 +249,7 @@ def schedule(profile: Profile, pod: SchedPod, cluster: Cluster, cache: StaticCac
     for offset in range(total):
         node = nodes[(start + offset) % total]
         processed += 1
-        failure = static_results[node.index]
+        failure = failures[node.index]
         if failure is None:
             for plugin, state in dynamic:
                 reasons = plugin.filter(pod, state, node)
@@ -275,9 +275,11 @@ def schedule(profile: Profile, pod: SchedPod, cluster: Cluster, cache: StaticCac
     return Decision(tied[0], tied, reason, dict(sorted(rejected_by.items())), processed)
 
 
-def _static_results(plugins: list, pod: SchedPod, cluster: Cluster, cache: StaticCache
-                    ) -> list[Optional[tuple[str, tuple[str, ...]]]]:
-    signature = _static_signature(pod)
+def static_results(plugins: list, pod: SchedPod, cluster: Cluster, cache: StaticCache
+                   ) -> list[Optional[tuple[str, tuple[str, ...]]]]:
+    """Per node (scheduler order) the first static filter that rejects the pod and its reasons, or None."""
+    # keyed by the plugins too: two profiles may run different static filters
+    signature = (tuple(p.name for p in plugins), _static_signature(pod))
     results = cache.entries.get(signature)
     if results is None:
         results = []
@@ -293,23 +295,30 @@ def _static_results(plugins: list, pod: SchedPod, cluster: Cluster, cache: Stati
     return results
 
 
+def plugin_scores(plugin: Any, pod: SchedPod, cluster: Cluster, feasible: list[NodeInfo]) -> Any:
+    """One plugin's PreScore, Score and NormalizeScore over the feasible nodes (unweighted); SKIP when it skips."""
+    state = plugin.pre_score(pod, cluster, feasible)
+    if state is SKIP:
+        return SKIP
+    if hasattr(plugin, "score_many"):  # one call for all nodes: the per-node call is most of the cost
+        scores = plugin.score_many(pod, state, feasible)
+    else:
+        scores = [plugin.score(pod, state, node) for node in feasible]
+    if hasattr(plugin, "normalize_nodes"):
+        plugin.normalize_nodes(state, feasible, scores)
+    else:
+        plugin.normalize(state, scores)
+    return scores
+
+
 def score_nodes(profile: Profile, pod: SchedPod, cluster: Cluster, feasible: list[NodeInfo]
                 ) -> dict[str, list[int]]:
     """Each plugin's normalized, weighted scores over the feasible nodes (for explanations and tests)."""
     result = {}
     for plugin, weight in profile.scorers:
-        state = plugin.pre_score(pod, cluster, feasible)
-        if state is SKIP:
-            continue
-        if hasattr(plugin, "score_many"):  # one call for all nodes: the per-node call is most of the cost
-            scores = plugin.score_many(pod, state, feasible)
-        else:
-            scores = [plugin.score(pod, state, node) for node in feasible]
-        if hasattr(plugin, "normalize_nodes"):
-            plugin.normalize_nodes(state, feasible, scores)
-        else:
-            plugin.normalize(state, scores)
-        result[plugin.name] = [s * weight for s in scores]
+        scores = plugin_scores(plugin, pod, cluster, feasible)
+        if scores is not SKIP:
+            result[plugin.name] = [s * weight for s in scores]
     return result
 
 

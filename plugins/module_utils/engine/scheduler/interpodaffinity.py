@@ -77,6 +77,8 @@ class InterPodAffinity:
                 for value, count in counts.items():
                     key = (term.topology_key, value)
                     existing_anti[key] = existing_anti.get(key, 0) + count
+        if not existing_anti and not pod.affinity and not pod.anti_affinity:
+            return SKIP  # filter() would pass every node
         affinity_counts = _matching_all(pod.affinity, cluster)
         anti_counts = _matching_pods(pod.anti_affinity, cluster, 1)
         matches_itself = all(term.matches(pod, namespaces) for term in pod.affinity)

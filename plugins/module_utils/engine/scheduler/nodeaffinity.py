@@ -37,3 +37,12 @@ class NodeAffinity:
 
     def normalize(self, state: Any, scores: list[int]) -> None:
         default_normalize_score(scores, reverse=False)
+
+    def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
+        """fastpath: the raw score depends on the node's labels and the pod's preferred terms only."""
+        if not pod.model.preferred_node_terms:
+            return SKIP
+        key = (NAME, tuple(pod.model.preferred_node_terms))
+        scores = columns.fixed(key, window, lambda nodes: [self.score(pod, None, n) for n in nodes])
+        self.normalize(None, scores)
+        return scores

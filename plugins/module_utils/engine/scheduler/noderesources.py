@@ -180,6 +180,11 @@ class NodeResourcesFit:
     def normalize(self, state: Any, scores: list[int]) -> None:
         return None
 
+    def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> list[int]:
+        """fastpath: the score depends on the node's requests and on these numbers of the pod only."""
+        key = (NAME, id(self), pod.nonzero_cpu, pod.nonzero_memory, pod.ephemeral, tuple(sorted(pod.scalar.items())))
+        return columns.changing(key, window, lambda nodes: self.score_many(pod, None, nodes))
+
     def score_many(self, pod: SchedPod, state: Any, nodes: list[NodeInfo]) -> list[int]:
         if not (self.cpu_memory and self.strategy != "RequestedToCapacityRatio"):
             return [self.score(pod, state, n) for n in nodes]
@@ -188,6 +193,18 @@ class NodeResourcesFit:
         per_resource = self.per_resource
         cpu, memory = pod.nonzero_cpu, pod.nonzero_memory
         result = []
+        if self.strategy == "LeastAllocated":  # least_requested_score inlined: this runs for most feasible nodes
+            for n in nodes:
+                cpu_alloc, memory_alloc = n.alloc_cpu, n.alloc_memory
+                if cpu_alloc and memory_alloc:
+                    cpu_req, memory_req = n.nonzero_cpu + cpu, n.nonzero_memory + memory
+                    cpu_score = (cpu_alloc - cpu_req) * MAX_NODE_SCORE // cpu_alloc if cpu_req <= cpu_alloc else 0
+                    memory_score = ((memory_alloc - memory_req) * MAX_NODE_SCORE // memory_alloc
+                                    if memory_req <= memory_alloc else 0)
+                    result.append((cpu_score * cpu_weight + memory_score * memory_weight) // both)
+                else:
+                    result.append(self._cpu_memory_score(pod, n))
+            return result
         for n in nodes:
             if n.alloc_cpu and n.alloc_memory:
                 result.append((per_resource(n.nonzero_cpu + cpu, n.alloc_cpu) * cpu_weight

@@ -15,7 +15,9 @@ from typing import Any, Callable, Mapping, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import UsageUnavailable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import FastScheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
+    Decision,
     Profile,
     StaticCache,
     load_profiles,
@@ -40,10 +42,12 @@ class PlacementRequest:
     """What the plan needs to preview placement: the scheduler configuration and the extras of the raw pods."""
 
     def __init__(self, scheduler_config: Optional[Mapping[str, Any]] = None, extras: Optional[ExtrasIndex] = None,
-                 node_cpu_usage: Optional[Callable[[str], Optional[int]]] = None) -> None:
+                 node_cpu_usage: Optional[Callable[[str], Optional[int]]] = None, reference: bool = False) -> None:
         self.scheduler_config = scheduler_config
         self.extras = extras
         self.node_cpu_usage = node_cpu_usage
+        # True: every replacement through framework.schedule, the straightforward path (tests compare the two)
+        self.reference = reference
 
     def record_objects(self, objects: list) -> None:
         """Keep what placement reads of the raw pods (call before the objects are reduced to a Snapshot)."""
@@ -100,15 +104,20 @@ def preview_placement(snapshot: Any, evicted: Mapping[int, dict], evictions: lis
             entry_pod[id(entry)] = pod
     added = {name: {"cpu": 0, "memory": 0, "pods": 0} for name in cluster.by_name}
     cache = StaticCache()
+    if request.reference:
+        def scheduler(profile: Profile, pod: SchedPod) -> Decision:
+            return schedule(profile, pod, cluster, cache)
+    else:
+        scheduler = FastScheduler(cluster, cache).schedule
     used: dict[str, Profile] = {}
     for entry in evictions:
         pod = entry_pod.get(id(entry))
-        entry["placement"] = _place(pod, entry, cluster, profiles, cache, used, added)
+        entry["placement"] = _place(pod, entry, cluster, profiles, scheduler, used, added)
     return {"added": added, "verdict": _verdict(evictions, used)}
 
 
 def _place(pod: Optional[SchedPod], entry: dict, cluster: Cluster, profiles: Mapping[str, Profile],
-           cache: StaticCache, used: dict[str, Profile], added: dict) -> dict:
+           scheduler: Callable[[Profile, SchedPod], Decision], used: dict[str, Profile], added: dict) -> dict:
     if pod is None:
         return _result(None, entry, [], "the pod is not in the scheduler's view (no node or terminal)", "unplaced")
     kind = pod.owner_kind
@@ -126,7 +135,7 @@ def _place(pod: Optional[SchedPod], entry: dict, cluster: Cluster, profiles: Map
                        "give the KubeSchedulerConfiguration that scheduler runs", "unplaced")
     used[profile.scheduler_name] = profile
     replacement = replacement_of(pod)
-    decision = schedule(profile, replacement, cluster, cache)
+    decision = scheduler(profile, replacement)
     if decision.node is None:
         result = _result(None, entry, [], decision.reason, "unplaced")
         result["rejected_by"] = decision.rejected_by

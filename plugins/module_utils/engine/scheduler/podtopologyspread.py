@@ -83,6 +83,18 @@ def pod_constraints(pod: SchedPod, when: str) -> list[Constraint]:
     return result
 
 
+class _Memo(dict):
+    """A dict that computes a missing value once (the scores of a window take few distinct values)."""
+
+    def __init__(self, compute: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.compute(key)
+        return value
+
+
 class PodTopologySpread:
     name = NAME
     static = False
@@ -261,6 +273,61 @@ class PodTopologySpread:
                 total += count * weight + base
             result.append(int(math.floor(total + 0.5)))  # go_round for the non-negative totals here
         return result
+
+    def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
+        """fastpath, for the system default constraints (most replacements): pre_score, score_many and
+        normalize_nodes in one, the score computed once per distinct (topology values, pods of the controller on
+        the node). Other constraints return None: the reference path scores them."""
+        if pod.model.spread_constraints or self.defaulting != "System" or not pod.namespace:
+            return None
+        constraints = self._defaults(pod, "ScheduleAnyway")
+        if not constraints:
+            return SKIP
+        keys = tuple(c.topology_key for c in constraints)
+        # per node the value of each key (None: no such label); a hostname only counts as present, so that the
+        # nodes share few distinct tuples (the pods on a node are counted from host_counts)
+        labels = columns.fixed((NAME, keys), window, lambda nodes: [
+            tuple((True if k in n.labels else None) if k == HOSTNAME else n.labels.get(k) for k in keys)
+            for n in nodes])
+        # as pre_score with require_all False: no node is ignored, a node without the key counts as value ""
+        present = set(labels)
+        values: list[dict[str, int]] = [{} for _unused in constraints]
+        weights = []
+        for i, c in enumerate(constraints):
+            if c.topology_key == HOSTNAME:
+                weights.append(math.log(len(window) + 2))
+                continue
+            for found in present:
+                values[i].setdefault("" if found[i] is None else found[i], 0)
+            weights.append(math.log(len(values[i]) + 2))
+        host_counts: dict[int, list[int]] = {}
+        self._count(pod, cluster, constraints, False, values, host_counts)
+        plan = [(c.topology_key == HOSTNAME, i, weights[i], c.max_skew - 1, values[i])
+                for i, c in enumerate(constraints)]
+
+        def raw(node_values: tuple, hosted: Optional[list[int]]) -> int:
+            total = 0.0  # the same float operations, in the same order, as score_many
+            for by_host, i, weight, base, counts in plan:
+                value = node_values[i]
+                if value is None:
+                    continue
+                count = (hosted[i] if hosted else 0) if by_host else counts.get(value, 0)
+                total += count * weight + base
+            return int(math.floor(total + 0.5))
+
+        by_values = _Memo(lambda node_values: raw(node_values, None))
+        scores = list(map(by_values.__getitem__, labels))
+        if host_counts:
+            position = {index: j for j, index in enumerate(window)}
+            for index, hosted in host_counts.items():
+                j = position.get(index)
+                if j is not None:
+                    scores[j] = raw(labels[j], hosted)
+        lowest, highest = min(scores), max(scores)
+        if highest == 0:
+            return [MAX_NODE_SCORE] * len(scores)
+        normalized = _Memo(lambda score: MAX_NODE_SCORE * (highest + lowest - score) // highest)
+        return list(map(normalized.__getitem__, scores))
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
         constraints, ignored, values, host_counts, weights = state

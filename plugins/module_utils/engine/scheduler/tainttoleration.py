@@ -62,3 +62,10 @@ class TaintToleration:
 
     def normalize(self, state: Any, scores: list[int]) -> None:
         default_normalize_score(scores, reverse=True)
+
+    def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> list[int]:
+        """fastpath: the raw score depends on the node's taints and the pod's tolerations only."""
+        prefer = prefer_tolerations(pod.model.tolerations)
+        scores = columns.fixed((NAME, repr(prefer)), window, lambda nodes: self.score_many(pod, prefer, nodes))
+        self.normalize(prefer, scores)
+        return scores

@@ -1,0 +1,184 @@
+"""The placement preview's fast path (fastpath.FastScheduler) decides exactly as the straightforward path
+(framework.schedule): same node, ties, reason, rejections per filter and nodes looked at, replacement after
+replacement, on many random clusters; and whole plans with placement are identical either way."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import FastScheduler
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
+    StaticCache,
+    load_profiles,
+    schedule,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
+    PlacementRequest,
+    build_cluster,
+    replacement_of,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import ExtrasIndex
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+from schedtest import node, pod
+
+NOW = "2026-11-22T12:00:00Z"
+HOST = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+DRAIN = {"key": "drain", "value": "true", "effect": "NoSchedule"}
+CONFIGS: dict[str, Any] = {
+    "default": None,
+    "most-allocated": {"kind": "KubeSchedulerConfiguration", "profiles": [{"pluginConfig": [
+        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}]},
+    "ratio-30-percent": {"kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 30, "profiles": [{
+        "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+            "type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": [
+                {"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}}}}]}]},
+    "reweighted": {"kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": {"score": {
+        "disabled": [{"name": "NodeResourcesBalancedAllocation"}],
+        "enabled": [{"name": "PodTopologySpread", "weight": 5}, {"name": "TaintToleration", "weight": 1}]}}}]},
+}
+
+
+def random_cluster(rng: random.Random, nodes: int) -> list[dict]:
+    """Nodes in 1-3 zones (some without a zone label), taints of every effect, cordons, tight and roomy nodes;
+    owned pods with all the scheduling features the preview models, some without requests."""
+    zones = [f"z{i}" for i in range(rng.randint(1, 3))]
+    objects = []
+    for i in range(nodes):
+        labels = {HOST: f"n{i:03d}", "disk": rng.choice(["ssd", "hdd"])}
+        if rng.random() < 0.9:
+            labels[ZONE] = rng.choice(zones)
+        taints = []
+        if rng.random() < 0.1:
+            taints.append({"key": "team", "value": "a", "effect": rng.choice(["NoSchedule", "PreferNoSchedule"])})
+        if rng.random() < 0.1:
+            taints.append(DRAIN)
+        capacity = {"cpu": str(rng.choice([1, 2, 4, 8])), "memory": f"{rng.choice([2, 4, 16])}Gi",
+                    "pods": str(rng.choice([3, 8, 110]))}
+        if rng.random() < 0.2:
+            capacity["example.com/gpu"] = "2"
+        objects.append(node(f"n{i:03d}", capacity, labels=labels, taints=taints, unschedulable=rng.random() < 0.03))
+    apps = [f"app{i}" for i in range(max(2, nodes // 3))]
+    for i in range(nodes * rng.randint(2, 4)):
+        app = rng.choice(apps)
+        requests = rng.choice([[], [{"cpu": "100m"}], [{"cpu": "250m", "memory": "256Mi"}],
+                               [{"cpu": "500m", "memory": "1Gi"}, {"memory": "128Mi"}],
+                               [{"cpu": "1", "memory": "2Gi", "example.com/gpu": "1"}]])
+        objects.append(pod(f"p{i}", node_name=f"n{rng.randrange(nodes):03d}", requests=requests,
+                           labels={"app": app}, owner=app, spec=_scheduling(rng, app)))
+    return objects
+
+
+def _scheduling(rng: random.Random, app: str) -> dict:
+    spec: dict[str, Any] = {}
+    affinity: dict[str, Any] = {}
+    roll = rng.random()
+    if roll < 0.15:
+        spec["topologySpreadConstraints"] = [{
+            "maxSkew": rng.randint(1, 2), "topologyKey": rng.choice([ZONE, HOST]),
+            "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+            "labelSelector": {"matchLabels": {"app": app}}}]
+    elif roll < 0.25:
+        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": HOST, "labelSelector": {"matchLabels": {"app": app}}}]}
+    elif roll < 0.35:
+        affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10,
+            "podAffinityTerm": {"topologyKey": ZONE, "labelSelector": {"matchLabels": {"app": app}}}}]}
+    if rng.random() < 0.15:
+        affinity["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 50), "preference": {"matchExpressions": [
+                {"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}
+    if rng.random() < 0.1:
+        spec["nodeSelector"] = {"disk": "ssd"}
+    if rng.random() < 0.15:
+        spec["tolerations"] = [{"key": "team", "operator": "Exists"}]
+    if rng.random() < 0.05:
+        spec["containers"] = [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}]
+    if affinity:
+        spec["affinity"] = affinity
+    return spec
+
+
+def decisions_both_ways(objects: list[dict], config: Any, rng: random.Random) -> list[Any]:
+    """Replaces a random half of the owned pods one at a time through both paths, checking each decision; returns
+    the decisions."""
+    snapshot = Snapshot(copy.deepcopy(objects))
+    extras = ExtrasIndex.from_objects(objects)
+    fast_cluster, fast_pods = build_cluster(snapshot, extras)
+    reference_cluster, reference_pods = build_cluster(snapshot, extras)
+    victims = sorted(rng.sample(sorted(fast_pods), len(fast_pods) // 2))
+    for index in victims:
+        fast_cluster.unbind(fast_pods[index])
+        reference_cluster.unbind(reference_pods[index])
+    fast_profile = load_profiles(config)["default-scheduler"]
+    reference_profile = load_profiles(config)["default-scheduler"]
+    fast = FastScheduler(fast_cluster)
+    cache = StaticCache()
+    decisions = []
+    for index in victims:
+        fast_pod, reference_pod = replacement_of(fast_pods[index]), replacement_of(reference_pods[index])
+        got = fast.schedule(fast_profile, fast_pod)
+        want = schedule(reference_profile, reference_pod, reference_cluster, cache)
+        assert (got.node, got.tied, got.reason, got.rejected_by, got.evaluated) == (
+            want.node, want.tied, want.reason, want.rejected_by, want.evaluated), fast_pod.key
+        assert fast_cluster.next_start == reference_cluster.next_start
+        if want.node is not None:
+            fast_cluster.bind(fast_pod, got.node)
+            reference_cluster.bind(reference_pod, want.node)
+        decisions.append(want)
+    return decisions
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_each_decision_equals_the_reference_path_on_random_clusters(config: str) -> None:
+    decisions = []
+    for seed in range(8):
+        rng = random.Random(f"{config}-{seed}")
+        nodes = rng.choice([3, 12, 40, 120, 260])  # 100+ nodes: only a share of the feasible nodes is scored
+        decisions += decisions_both_ways(random_cluster(rng, nodes), CONFIGS[config], rng)
+    # what the fast path shortcuts did happen: no node fits, one fits, ties, scans stopped early with rejections
+    assert len(decisions) > 300
+    assert any(d.node is None and d.reason.startswith("0/") for d in decisions)
+    assert any(d.reason == "the only feasible node" for d in decisions)
+    assert any(len(d.tied) > 1 for d in decisions)
+    assert any(d.node is not None and d.rejected_by and d.evaluated < 260 for d in decisions)
+
+
+def _drain_policy() -> dict:
+    return {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+        "name": "drain", "pluginConfig": [{"name": "RemovePodsViolatingNodeTaints", "args": {}}],
+        "plugins": {"deschedule": {"enabled": ["RemovePodsViolatingNodeTaints"]}}}]}
+
+
+def _generator() -> Any:
+    path = Path(__file__).resolve().parents[4] / "examples" / "generate_cluster.py"
+    spec = importlib.util.spec_from_file_location("generate_cluster", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["generate_cluster"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+@pytest.mark.parametrize("seed,nodes,config", [(1, 150, "default"), (2, 220, "most-allocated"),
+                                                (3, 120, "ratio-30-percent"), (4, 180, "reweighted")])
+def test_whole_plans_are_identical_on_generated_clusters(seed: int, nodes: int, config: str) -> None:
+    """A drain of a quarter of a generated cluster, planned with placement through each path."""
+    objects = _generator().build_cluster(nodes, 12, seed=seed, now=NOW, flavor="openshift")
+    for obj in [o for o in objects if o.get("kind") == "Node"][::4]:
+        obj.setdefault("spec", {}).setdefault("taints", []).append(dict(DRAIN))
+    plans = [compute_plan(copy.deepcopy(objects), _drain_policy(), NOW,
+                          placement=PlacementRequest(CONFIGS[config], reference=reference))
+             for reference in (False, True)]
+    fast, reference = plans
+    assert len(fast["evictions"]) >= 50
+    assert [e["placement"] for e in fast["evictions"]] == [e["placement"] for e in reference["evictions"]]
+    assert fast["utilization"]["nodes"] == reference["utilization"]["nodes"]
+    assert fast["placement"] == reference["placement"]
+    assert fast["placement"]["placed"] > 0
