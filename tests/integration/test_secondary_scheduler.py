@@ -1,8 +1,10 @@
-"""The secondary_scheduler module through real ansible-playbook runs, on the `kube` fixture (the emulator or the
-suite's real kube-apiserver): the Secondary Scheduler Operator installed through the OLM stand-in, the Trimaran
-configuration written and checked (a Prometheus stand-in answers the reachability check), the SecondaryScheduler CR
-reconciled by a small operator stand-in, idempotence, check mode, diff, invalid configurations refused before any
-write, and removal in order."""
+"""The secondary_scheduler module through real ansible-playbook runs, on the `kube` fixture (the suite's real
+kube-apiserver, or the emulator): the Secondary Scheduler Operator installed through the OLM stand-in from its own
+catalog package and bundle, the Trimaran configuration written and checked (a Prometheus stand-in answers the
+reachability check), the SecondaryScheduler CR reconciled by the operator stand-in
+(standins/secondary_scheduler_operator.py) into a scheduler Deployment whose pod really runs (kube-controller-manager
+and the kubelet stand-in on a node of the test), idempotence, check mode, diff, invalid configurations refused before
+any write, and removal in order."""
 
 from __future__ import annotations
 
@@ -16,88 +18,41 @@ from typing import Any
 import pytest
 import yaml
 from emulator.metrics_api import serve_metrics_api
-from operator_support import info_task
+from operator_support import info_task, node
 from playbook import run_tasks
-from standins import olm as olm_standin
-from standins import olm_types
 from standins.loop import StandIn
+from standins.metrics_server import MetricsServer
 from standins.olm import Olm
-from standins.olm_types import CatalogPackage
 from standins.rest import Rest, path, wait_until
-from standins.schema import crd, open_object
+from standins.secondary_scheduler_operator import (
+    NAMESPACE,
+    PACKAGE,
+    SecondarySchedulerOperator,
+    secondary_scheduler_package,
+)
 from standins.workloads import Workloads
 
-# Emulator only for now: on the suite's real control plane the OLM steps pass, but the secondary-scheduler
-# Deployment's pod never became available within 60s there (not investigated yet: the node stand-in's doing?).
-pytestmark = pytest.mark.needs_emulator
-
-NAMESPACE = "openshift-secondary-scheduler-operator"
-PACKAGE = "openshift-secondary-scheduler-operator"
 CSV_V140 = "secondaryscheduleroperator.v1.4.0"
 IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.31.8"
 TOKEN = "s3cr3t-prometheus-token"
-SECONDARY_SCHEDULER_CRD = crd("operator.openshift.io", "SecondaryScheduler", "secondaryschedulers", "v1",
-                              spec=open_object(), status=open_object())
 OLM = "operators.coreos.com/v1alpha1"
 
 
-class SecondarySchedulerOperator(StandIn):
-    """What the operator does with SecondaryScheduler `cluster` (openshift/secondary-scheduler-operator): once the
-    ConfigMap `spec.schedulerConfig` exists, it runs Deployment `secondary-scheduler` with `spec.schedulerImage`,
-    owned by the CR (garbage-collected with it). The Deployment's pods come from the cluster's controllers (or the
-    Workloads stand-in on the emulator)."""
-
-    name = "secondary-scheduler-operator-stand-in"
-
-    def reconcile(self) -> None:
-        for cr in self.rest.list(path("operator.openshift.io/v1", "secondaryschedulers", NAMESPACE)):
-            spec = cr.get("spec") or {}
-            if cr["metadata"].get("deletionTimestamp") or not spec.get("schedulerConfig"):
-                continue
-            if self.rest.get(path("v1", "configmaps", NAMESPACE, spec["schedulerConfig"])) is None:
-                continue  # the real operator reports Degraded and runs nothing
-            desired = operand(cr)
-            if self.rest.create_if_absent(path("apps/v1", "deployments", NAMESPACE), desired) is None:
-                url = path("apps/v1", "deployments", NAMESPACE, "secondary-scheduler")
-                current = self.rest.get(url) or {}
-                if current and _image(current) != spec.get("schedulerImage"):
-                    template = desired["spec"]["template"]
-                    self.rest.change(url, lambda d, t=template: d["spec"].update(template=t))
-
-
-def _image(deployment: dict[str, Any]) -> str:
-    return deployment["spec"]["template"]["spec"]["containers"][0].get("image", "")
-
-
-def operand(cr: dict[str, Any]) -> dict[str, Any]:
-    labels = {"app": "secondary-scheduler"}
-    return {
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "secondary-scheduler", "namespace": NAMESPACE, "labels": labels,
-                     "ownerReferences": [{"apiVersion": "operator.openshift.io/v1", "kind": "SecondaryScheduler",
-                                          "name": cr["metadata"]["name"], "uid": cr["metadata"]["uid"]}]},
-        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
-            "metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "secondary-scheduler", "image": cr["spec"]["schedulerImage"],
-                                     "args": ["--config=/etc/kubernetes/config.yaml"]}]}}},
-    }
-
-
 @pytest.fixture
-def sso(kube: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Olm]:
-    """The OLM stand-in serves the descheduler's package; its names are pointed at the Secondary Scheduler
-    Operator's bundle (package, namespace, CSV names, owned CRD, operator Deployment) for this test, as OLM would
-    read them from that bundle. Then the operator stand-in, and on the emulator the Deployment roll-out."""
-    for module, name, value in ((olm_standin, "PACKAGE", PACKAGE), (olm_standin, "OPERATOR_NAMESPACE", NAMESPACE),
-                                (olm_standin, "OPERATOR_DEPLOYMENT", "secondary-scheduler-operator"),
-                                (olm_standin, "KUBEDESCHEDULER_CRD", SECONDARY_SCHEDULER_CRD),
-                                (olm_types, "CSV_PREFIX", "secondaryscheduleroperator.v")):
-        monkeypatch.setattr(module, name, value)
+def sso(kube: Any) -> Iterator[Olm]:
+    """OLM serving the Secondary Scheduler Operator's package, the operator stand-in, and somewhere for the
+    scheduler's pod to run: a node for the control plane's kubelet stand-in (the Workloads stand-in on the
+    emulator)."""
+    on_emulator = getattr(kube, "is_emulator", False)
     with kube.api_client() as client:
         rest = Rest(client)
-        olm = Olm(client, packages=[CatalogPackage(PACKAGE, "stable", {"stable": ["1.3.1", "1.4.0"]})]).install()
+        if not on_emulator and not rest.list(path("v1", "nodes")):
+            kube.load([node("worker-1")])
+        if on_emulator:
+            kube.add_admission(default_log_levels)  # a real API server applies the CRD's defaults itself
+        olm = Olm(client, packages=[secondary_scheduler_package()]).install()
         helpers: list[StandIn] = [SecondarySchedulerOperator(client).start()]
-        if getattr(kube, "is_emulator", False):
+        if on_emulator:
             helpers.append(Workloads(client, [NAMESPACE]).start())
         try:
             yield olm
@@ -105,12 +60,32 @@ def sso(kube: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Olm]:
             for helper in helpers:
                 helper.stop()
             olm.uninstall()
-            if not getattr(kube, "is_emulator", False):
+            if not on_emulator:
                 rest.delete(path("v1", "namespaces", name=NAMESPACE))
                 wait_until(lambda: rest.get(path("v1", "namespaces", name=NAMESPACE)) is None, 120, 0.5,
                            "the operator namespace to go")
         for helper in [olm, *helpers]:
             helper.check()
+
+
+def default_log_levels(request: Any) -> None:
+    """The SecondaryScheduler CRD's defaults (logLevel, operatorLogLevel: Normal), for the emulator, which stores
+    custom resources as they come."""
+    if (request.resource_type.group_resource == ("operator.openshift.io", "secondaryschedulers")
+            and request.object is not None and not request.subresource):
+        spec = request.object.setdefault("spec", {})
+        for field in ("logLevel", "operatorLogLevel"):
+            spec.setdefault(field, "Normal")
+
+
+def serve_the_metrics_api(kube: Any) -> None:
+    """Make /apis/metrics.k8s.io/v1beta1 served, as installing metrics-server does: on a real API server the
+    metrics-server stand-in's CRDs (standins/metrics_server.py; the control plane handle removes them afterwards)."""
+    if getattr(kube, "is_emulator", False):
+        serve_metrics_api(kube)
+        return
+    with kube.api_client() as client:
+        MetricsServer(client).install()
 
 
 @pytest.fixture
@@ -220,8 +195,9 @@ def test_install_configure_then_second_run_changes_nothing(kube: Any, sso: Olm, 
     expected["profiles"][0]["pluginConfig"][0]["args"]["metricProvider"]["address"] = prometheus["address"]
     assert deployed == expected
     cr = rest.get(path("operator.openshift.io/v1", "secondaryschedulers", NAMESPACE, "cluster"))
+    # what the module wrote, and operatorLogLevel as the CRD defaults it (secondary-scheduler-operator.crd.yaml)
     assert cr["spec"] == {"managementState": "Managed", "schedulerConfig": "secondary-scheduler-config",
-                          "schedulerImage": IMAGE, "logLevel": "Normal"}
+                          "schedulerImage": IMAGE, "logLevel": "Normal", "operatorLogLevel": "Normal"}
     assert rest.get(path("v1", "namespaces", name=NAMESPACE))["metadata"]["labels"][
         "app.kubernetes.io/managed-by"] == "descheduler.fleet"
     subscription = rest.get(path(OLM, "subscriptions", NAMESPACE, PACKAGE))
@@ -311,7 +287,7 @@ def test_uninstall_in_order_leaves_nothing(kube: Any, sso: Olm, rest: Rest, prom
 def test_metrics_server_provider_is_checked_through_the_cluster(kube: Any, sso: Olm, tmp_path: Path) -> None:
     before = run(tmp_path, task(kube, "missing", check=True, check_metric_provider=True,
                                 ignore_errors=True))["missing"]
-    serve_metrics_api(kube)
+    serve_the_metrics_api(kube)
     after = run(tmp_path, task(kube, "served", check=True, check_metric_provider=True))["served"]
 
     assert before["field"] == "trimaran.metric_provider.type"  # the default provider, KubernetesMetricsServer

@@ -1,6 +1,7 @@
-"""The secondary_scheduler role through its playbook on one cluster (the `kube` fixture with the OLM and operator
-stand-ins of test_secondary_scheduler.py): install and configure, a second run that changes nothing, the summary
-line, and removal with secondary_scheduler_state=absent."""
+"""The secondary_scheduler role through its playbook on one cluster (the `kube` fixture - the real control plane by
+default - with the OLM and operator stand-ins and the node of test_secondary_scheduler.py's `sso` fixture): install
+and configure, a second run that changes nothing, the summary line, and removal with secondary_scheduler_state=absent.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from playbook import REPO, run_playbook
 from standins.rest import Rest, path
@@ -20,8 +20,6 @@ from test_secondary_scheduler import (  # noqa: F401 (fixtures)  # pylint: disab
     sso,
     trimaran,
 )
-
-pytestmark = pytest.mark.needs_emulator  # as test_secondary_scheduler.py: its operand never became ready there
 
 PLAYBOOK = REPO / "playbooks" / "secondary_scheduler.yml"
 

@@ -17,9 +17,10 @@ What it does (operator-framework/operator-lifecycle-manager, simplified), one le
   RequiresApproval when Manual;
 - an approved InstallPlan creates the CSV (Pending; `replaces` the installed one), is Complete, and the Subscription
   gets installedCSV/currentCSV; the CSV goes Pending -> InstallReady -> Installing -> Succeeded (at once, or one phase
-  per `step()`). At Installing the CRD kubedeschedulers.operator.openshift.io and the operator Deployment
-  `descheduler-operator` (owned by the CSV: garbage collection removes it with the CSV) are created. A version in
-  `failing` ends in phase Failed with the given reason and message.
+  per `step()`). At Installing the package bundle's CRD (kubedeschedulers.operator.openshift.io) and operator
+  Deployment (`descheduler-operator`, owned by the CSV: garbage collection removes it with the CSV) are created.
+  Each CatalogPackage carries its `Bundle` (olm_types.py), so other operators' packages install the same way.
+  A version in `failing` ends in phase Failed with the given reason and message.
 - an installed Subscription below its channel head gets one InstallPlan for the head: Automatic approval upgrades on
   its own; Manual leaves it waiting (state UpgradePending). A Succeeded CSV deletes the CSV it replaces.
 
@@ -33,26 +34,24 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from .kubedescheduler_types import KUBEDESCHEDULER_CRD
 from .loop import StandIn
 from .olm_types import (
+    DESCHEDULER_BUNDLE,
     OLM_API,
     OLM_CRDS,
     PACKAGE,
     PACKAGES_API,
+    Bundle,
     CatalogPackage,
     csv_name,
     descheduler_package,
     package_manifest,
-    version_of,
 )
 from .rest import install_crds, path, remove_crds
 
-OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
-OPERATOR_DEPLOYMENT = "descheduler-operator"
-OPERATOR_SERVICE_ACCOUNT = "openshift-descheduler"
-OPERATOR_IMAGE = "registry.redhat.io/kube-descheduler-operator/kube-descheduler-rhel9-operator"
-OPERAND_IMAGE = "registry.redhat.io/kube-descheduler-operator/descheduler-rhel9"
+OPERATOR_NAMESPACE = DESCHEDULER_BUNDLE.suggested_namespace
+OPERATOR_DEPLOYMENT = DESCHEDULER_BUNDLE.deployment
+OPERATOR_SERVICE_ACCOUNT = DESCHEDULER_BUNDLE.service_account
 CSV_PHASES = ("Pending", "InstallReady", "Installing", "Succeeded")
 CSV_PHASE_REASONS = {"Pending": "RequirementsUnknown", "InstallReady": "AllRequirementsMet",
                      "Installing": "InstallSucceeded", "Succeeded": "InstallSucceeded"}
@@ -189,7 +188,7 @@ class Olm(StandIn):
             return "", (f"constraints not satisfiable: no operators found in channel {channel} of package {package} "
                         f"in the catalog {tail}")
         starting = spec.get("startingCSV")
-        if starting and version_of(starting) not in found.channels[channel]:
+        if starting and found.bundle.version_of(starting) not in found.channels[channel]:
             return "", (f"constraints not satisfiable: no operators found with name {starting} in channel {channel} "
                         f"of package {package} in the catalog {tail}")
         return starting or found.head(channel), ""
@@ -263,22 +262,29 @@ class Olm(StandIn):
                 return self.rest.get(olm_path("subscriptions", plan["metadata"]["namespace"], ref.get("name")))
         return None
 
+    def _package_of(self, csv: str) -> CatalogPackage:
+        """The catalog package a CSV name belongs to (by its bundle's CSV prefix; the longest prefix wins)."""
+        matching = [p for p in self.catalog.values() if csv.startswith(p.bundle.csv_prefix)]
+        return max(matching, key=lambda p: len(p.bundle.csv_prefix), default=descheduler_package())
+
     def _create_csv(self, namespace: str, name: str, replaces: str | None) -> None:
+        package = self._package_of(name)
+        bundle = package.bundle
         created = self.rest.create_if_absent(olm_path("clusterserviceversions", namespace), {
             "apiVersion": OLM_API, "kind": "ClusterServiceVersion",
             "metadata": {"name": name, "namespace": namespace,
-                         "labels": {operator_label(PACKAGE, namespace): ""},
+                         "labels": {operator_label(package.name, namespace): ""},
                          "annotations": {"olm.skipRange": "",
-                                         "operatorframework.io/suggested-namespace": OPERATOR_NAMESPACE,
+                                         "operatorframework.io/suggested-namespace": bundle.suggested_namespace,
                                          "operatorframework.io/cluster-monitoring": "true"}},
             "spec": {
-                "displayName": "Kube Descheduler Operator", "version": version_of(name),
+                "displayName": bundle.display_name, "version": bundle.version_of(name),
                 **({"replaces": replaces} if replaces else {}),
                 "installModes": [{"type": t, "supported": t in ("OwnNamespace", "SingleNamespace")}
                                  for t in ("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces")],
-                "customresourcedefinitions": {"owned": [{"name": KUBEDESCHEDULER_CRD["metadata"]["name"],
-                                                         "kind": "KubeDescheduler", "version": "v1"}]},
-                "install": {"strategy": "deployment", "spec": {"deployments": [{"name": OPERATOR_DEPLOYMENT}]}},
+                "customresourcedefinitions": {"owned": [{"name": bundle.owned_crd["metadata"]["name"],
+                                                         "kind": bundle.owned_kind, "version": "v1"}]},
+                "install": {"strategy": "deployment", "spec": {"deployments": [{"name": bundle.deployment}]}},
             },
         })
         if created is not None:
@@ -287,7 +293,7 @@ class Olm(StandIn):
     def _advance(self, csv: dict[str, Any]) -> dict[str, Any] | None:
         phase = (csv.get("status") or {}).get("phase")
         following = CSV_PHASES[CSV_PHASES.index(phase) + 1]
-        version = version_of(csv["metadata"]["name"])
+        version = self._package_of(csv["metadata"]["name"]).bundle.version_of(csv["metadata"]["name"])
         if following == "Installing":
             self._install_components(csv)
         if following == "Succeeded" and version in self.failing:
@@ -305,28 +311,29 @@ class Olm(StandIn):
         return csv
 
     def _set_phase(self, csv: dict[str, Any], phase: str) -> dict[str, Any] | None:
+        crd_name = self._package_of(csv["metadata"]["name"]).bundle.owned_crd["metadata"]["name"]
         return self._merge_status(self._url(csv, "clusterserviceversions"), {
             "phase": phase, "reason": CSV_PHASE_REASONS[phase], "message": f"csv is {phase.lower()}",
             "lastUpdateTime": now(), "lastTransitionTime": now(),
             "requirementStatus": [{"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition",
-                                   "name": KUBEDESCHEDULER_CRD["metadata"]["name"], "status": "Present",
-                                   "version": "v1"}]})
+                                   "name": crd_name, "status": "Present", "version": "v1"}]})
 
     def _install_components(self, csv: dict[str, Any]) -> None:
         """The owned CRD and the operator Deployment (adopted by the newer CSV on an upgrade)."""
-        self.created_crds += install_crds(self.rest, [KUBEDESCHEDULER_CRD])
+        bundle = self._package_of(csv["metadata"]["name"]).bundle
+        self.created_crds += install_crds(self.rest, [bundle.owned_crd])
         namespace = csv["metadata"]["namespace"]
         self.rest.create_if_absent(path("v1", "serviceaccounts", namespace), {  # the CSV's permissions[].serviceAccount
             "apiVersion": "v1", "kind": "ServiceAccount",
-            "metadata": {"name": OPERATOR_SERVICE_ACCOUNT, "namespace": namespace}})
-        desired = operator_deployment(namespace, csv)
+            "metadata": {"name": bundle.service_account, "namespace": namespace}})
+        desired = operator_deployment(namespace, csv, bundle)
         if self.rest.create_if_absent(path("apps/v1", "deployments", namespace), desired) is None:
             def adopt(current: dict[str, Any]) -> None:
                 current["metadata"]["ownerReferences"] = desired["metadata"]["ownerReferences"]
                 current["metadata"]["labels"] = desired["metadata"]["labels"]
                 current["spec"] = desired["spec"]
 
-            self.rest.change(path("apps/v1", "deployments", namespace, OPERATOR_DEPLOYMENT), adopt)
+            self.rest.change(path("apps/v1", "deployments", namespace, bundle.deployment), adopt)
 
     # ---- writes ------------------------------------------------------------------------------------------------
 
@@ -340,14 +347,15 @@ class Olm(StandIn):
             status={**(current.get("status") or {}), **changes}))
 
 
-def operator_deployment(namespace: str, csv: dict[str, Any]) -> dict[str, Any]:
-    """The CSV's install strategy deployment (operator.md §0, §3)."""
-    version = version_of(csv["metadata"]["name"])
+def operator_deployment(namespace: str, csv: dict[str, Any], bundle: Bundle = DESCHEDULER_BUNDLE) -> dict[str, Any]:
+    """The CSV's install strategy deployment (operator.md §0, §3 for the descheduler's)."""
+    version = bundle.version_of(csv["metadata"]["name"])
+    name = bundle.deployment
     return {
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {
-            "name": OPERATOR_DEPLOYMENT, "namespace": namespace,
-            "labels": {"name": OPERATOR_DEPLOYMENT, "olm.owner": csv["metadata"]["name"],
+            "name": name, "namespace": namespace,
+            "labels": {"name": name, "olm.owner": csv["metadata"]["name"],
                        "olm.owner.kind": "ClusterServiceVersion", "olm.owner.namespace": namespace},
             "ownerReferences": [{"apiVersion": OLM_API, "kind": "ClusterServiceVersion",
                                  "name": csv["metadata"]["name"], "uid": csv["metadata"]["uid"],
@@ -355,14 +363,13 @@ def operator_deployment(namespace: str, csv: dict[str, Any]) -> dict[str, Any]:
         },
         "spec": {
             "replicas": 1,
-            "selector": {"matchLabels": {"name": OPERATOR_DEPLOYMENT}},
+            "selector": {"matchLabels": {"name": name}},
             "template": {
-                "metadata": {"labels": {"name": OPERATOR_DEPLOYMENT}},
-                "spec": {"serviceAccountName": OPERATOR_SERVICE_ACCOUNT, "containers": [{
-                    "name": OPERATOR_DEPLOYMENT, "image": f"{OPERATOR_IMAGE}:v{version}",
+                "metadata": {"labels": {"name": name}},
+                "spec": {"serviceAccountName": bundle.service_account, "containers": [{
+                    "name": name, "image": f"{bundle.image}:v{version}",
                     "ports": [{"containerPort": 60000, "name": "metrics"}],
-                    "env": [{"name": "RELATED_IMAGE_OPERAND_IMAGE", "value": f"{OPERAND_IMAGE}:v{version}"},
-                            {"name": "OPERAND_VERSION", "value": version}],
+                    "env": [{"name": key, "value": value.format(version=version)} for key, value in bundle.env],
                 }]},
             },
         },

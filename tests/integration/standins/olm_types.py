@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .kubedescheduler_types import KUBEDESCHEDULER_CRD
 from .schema import CONDITIONS, array, boolean, crd, integer, obj, open_object, string
 
 OLM_GROUP = "operators.coreos.com"
@@ -88,16 +89,52 @@ def version_of(name: str) -> str:
     return name[len(CSV_PREFIX):] if name.startswith(CSV_PREFIX) else name
 
 
+@dataclass(frozen=True)
+class Bundle:
+    """What OLM reads from an operator's bundle: how its CSVs are named, the CRD it owns, and the Deployment (with
+    its ServiceAccount) its install strategy runs. `env` values may hold `{version}`, the CSV's version."""
+
+    csv_prefix: str
+    display_name: str
+    suggested_namespace: str
+    owned_crd: dict[str, Any]
+    deployment: str
+    service_account: str
+    image: str  # the operator image, tagged v<version>
+    env: tuple[tuple[str, str], ...] = ()
+
+    def csv_name(self, version: str) -> str:
+        return f"{self.csv_prefix}{version}"
+
+    def version_of(self, name: str) -> str:
+        return name[len(self.csv_prefix):] if name.startswith(self.csv_prefix) else name
+
+    @property
+    def owned_kind(self) -> str:
+        return self.owned_crd["spec"]["names"]["kind"]
+
+
+# The Kube Descheduler Operator's bundle (operator.md §0, §3).
+DESCHEDULER_BUNDLE = Bundle(
+    csv_prefix=CSV_PREFIX, display_name="Kube Descheduler Operator",
+    suggested_namespace="openshift-kube-descheduler-operator", owned_crd=KUBEDESCHEDULER_CRD,
+    deployment="descheduler-operator", service_account="openshift-descheduler",
+    image="registry.redhat.io/kube-descheduler-operator/kube-descheduler-rhel9-operator",
+    env=(("RELATED_IMAGE_OPERAND_IMAGE", "registry.redhat.io/kube-descheduler-operator/descheduler-rhel9:v{version}"),
+         ("OPERAND_VERSION", "{version}")))
+
+
 @dataclass
 class CatalogPackage:
-    """A package: channel name -> versions, oldest first (the last one is the channel head)."""
+    """A package: channel name -> versions, oldest first (the last one is the channel head), and its bundle."""
 
     name: str
     default_channel: str
     channels: dict[str, list[str]]
+    bundle: Bundle = DESCHEDULER_BUNDLE
 
     def head(self, channel: str) -> str:
-        return csv_name(self.channels[channel][-1])
+        return self.bundle.csv_name(self.channels[channel][-1])
 
 
 def descheduler_package() -> CatalogPackage:
@@ -121,9 +158,9 @@ def package_manifest(package: CatalogPackage, source: str, source_namespace: str
             "defaultChannel": package.default_channel,
             "channels": [{
                 "name": channel,
-                "currentCSV": csv_name(versions[-1]),
-                "currentCSVDesc": {"version": versions[-1], "displayName": "Kube Descheduler Operator"},
-                "entries": [{"name": csv_name(v), "version": v} for v in reversed(versions)],
+                "currentCSV": package.bundle.csv_name(versions[-1]),
+                "currentCSVDesc": {"version": versions[-1], "displayName": package.bundle.display_name},
+                "entries": [{"name": package.bundle.csv_name(v), "version": v} for v in reversed(versions)],
             } for channel, versions in package.channels.items()],
         },
     }
