@@ -209,6 +209,7 @@ class ProxyEvictionRecorder(EvictionRecorder):
     def started(self, method: str, path: str, body: bytes | None) -> tuple[float, str, str, dict[str, Any], bool]:
         import json
 
+        arrived = time.monotonic()  # before the pod is read: that read's latency varies (pacing tests compare starts)
         parts = path.split("/")
         namespace, name = parts[parts.index("namespaces") + 1], parts[parts.index("pods") + 1]
         pod = self.emulator.get("Pod", namespace, name) or {"metadata": {}, "spec": {}}
@@ -217,7 +218,7 @@ class ProxyEvictionRecorder(EvictionRecorder):
         with self._lock:
             self._active += 1
             self.max_concurrent = max(self.max_concurrent, self._active)
-        return time.monotonic(), namespace, name, pod, dry_run
+        return arrived, namespace, name, pod, dry_run
 
     def finished(self, token: tuple[float, str, str, dict[str, Any], bool], status: int) -> None:
         started, namespace, name, pod, dry_run = token
