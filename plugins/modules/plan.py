@@ -118,7 +118,8 @@ options:
   samples:
     description:
       - How many descheduling cycles to simulate. The real descheduler walks nodes, pods and several internal maps
-        in an unspecified order, so on an unchanged cluster it may evict different pods from cycle to cycle.
+        in an unspecified order, and a plugin may or may not still see the pods an earlier plugin evicted in the same
+        cycle, so on an unchanged cluster it may evict different pods from cycle to cycle.
       - With C(1) (the default) the plan is one deterministic cycle, as always.
       - With N > 1 the plan stays that deterministic cycle, and N-1 more cycles are simulated in orders the
         descheduler could use; each eviction then carries C(frequency) (the share of the N cycles that evicted the

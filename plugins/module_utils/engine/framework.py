@@ -1,6 +1,8 @@
 """The per-cycle state and the handle plugins work through (upstream's framework handle and pod evictor).
 
-Dry-run semantics: an evicted pod disappears from every later view in the same cycle, and is never placed elsewhere.
+Dry-run semantics: an evicted pod disappears from every later view in the same cycle, and is never placed elsewhere;
+in a sampled cycle whose order lags (sampling.Order.evictions_lag) it disappears only from the views of the plugin
+that evicted it, as when the descheduler's informers have not caught up with the eviction.
 """
 
 from __future__ import annotations
@@ -55,10 +57,12 @@ class CycleState:
         self.plugin_state: dict[str, Any] = {}
         self.flavor = "upstream"  # "volcano": plugins behave as the Volcano descheduler's (Policy.flavor)
 
-    def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
-        """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle, in indexer order."""
+    def pods_on_node(self, node_name: str, all_phases: bool = False,
+                     hidden: Optional[Any] = None) -> list[Pod]:
+        """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle (or only those in
+        ``hidden``), in indexer order."""
         pods = self.snapshot.pods_by_node.get(node_name, ())
-        evicted = self.evicted
+        evicted = self.evicted if hidden is None else hidden
         if all_phases:
             return self.order.pods(pods, lambda p: p.index not in evicted, self.snapshot.pods)
         return self.order.pods(pods, lambda p: p.index not in evicted and not p.is_terminal(), self.snapshot.pods)
@@ -77,6 +81,7 @@ class PluginHandle:
         self.evictor = evictor
         self.extra_filters = list(extra_filters)
         self.evicted_count = 0
+        self.evicted_here: set[int] = set()  # what this plugin evicted: gone from its views even when they lag
         self._fit_candidates: Optional[list[Node]] = None
 
     @property
@@ -93,7 +98,8 @@ class PluginHandle:
         return self.state.order
 
     def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
-        return self.state.pods_on_node(node_name, all_phases)
+        hidden = self.evicted_here if self.state.order.evictions_lag else None
+        return self.state.pods_on_node(node_name, all_phases, hidden)
 
     def spare(self, pod: Pod, reason: str) -> None:
         self.state.spared.add(pod, reason)
@@ -161,6 +167,7 @@ class PluginHandle:
         }
         state.evictions.append(entry)
         state.evicted[pod.index] = entry
+        self.evicted_here.add(pod.index)
         self.evicted_count += 1
         return EVICTED
 

@@ -7,7 +7,11 @@ orders it walks are not specified:
 - the pods of a node come from the pods-by-node indexer (a set, i.e. a Go map), in a new order on every call;
 - plugins iterate Go maps (RemoveDuplicates' owners and their nodes, topology spread's namespaces and the set of
   pods marked for eviction);
-- ``sort.Slice`` is not stable, so pods or domains that compare equal come out in any order.
+- ``sort.Slice`` is not stable, so pods or domains that compare equal come out in any order;
+- a pod evicted by one plugin may still be listed by the plugins after it in the same cycle: the descheduler's
+  views are informer caches that learn of the eviction asynchronously (in dry-run mode the sandbox deletes the
+  pod from a fake client whose informer catches up later; in Automatic mode the pod stays listed while it
+  terminates). Whether they caught up is a race.
 
 ``Order`` is the single policy for all of these. ``DETERMINISTIC`` is the fixed order the engine has always used
 (nodes by name, pods by namespace/name, stable sorts with explicit tie-breaks): it is sample 0 and the plan's
@@ -22,6 +26,13 @@ default. A sampling ``Order`` draws, from a seeded generator, the order a fresh 
 - ``sort.Slice`` is deterministic given its input: insertion sort up to 12 elements, which keeps ties in input order
   for a strict comparator and reverses them for one answering "less" on equal elements (the priority sort, the pods
   of a topology domain); longer inputs are stable-sorted (they come from a randomly ordered listing anyway).
+
+A sampling ``Order`` also draws (on its own generator, so the orders above stay as they were) whether this cycle's
+views lag: with ``evictions_lag`` each plugin's listings still hold the pods earlier plugins evicted (a second
+eviction of such a pod fails, as upstream's does with NotFound); without it, as in the deterministic order, an
+evicted pod disappears from every later view. Half the sampled cycles lag: how often the race goes either way on a
+real cluster is not known, so frequencies of evictions that depend on it are estimates, while the set of possible
+evictions covers both.
 
 ``sample_cycles`` runs the cycle once per sample on the same snapshot and policy and tallies, per pod, the share of
 cycles that evicted it.
@@ -45,13 +56,15 @@ GO_MAP_GROUP_SLOTS = 8  # a Go map this small is one group (swiss table) or one 
 GO_MAP_FIRST_TABLE = 16  # slots of the table a small map grows into
 GO_MAP_MAX_TABLE = 1024  # slots; past 7/8 of it Go splits the map into several tables (modelled as any order)
 GO_INSERTION_SORT_MAX = 12  # sort.Slice (pdqsort) insertion-sorts inputs up to this length
+LAGGING_SHARE = 0.5  # sampled cycles whose later plugins still list the pods evicted before them
 
 
 class Order:
     """The order of one simulated cycle wherever upstream leaves it unspecified."""
 
-    def __init__(self, rng: Optional[random.Random] = None) -> None:
+    def __init__(self, rng: Optional[random.Random] = None, evictions_lag: bool = False) -> None:
         self._rng = rng
+        self.evictions_lag = evictions_lag  # later plugins still list pods evicted earlier in the cycle
         # per listed sequence (a node's pods): its items in insertion order and their map layout, for the cycle
         self._layouts: dict[int, tuple[list, list[Optional[int]]]] = {}
         self._index_ranks: Optional[dict[int, int]] = None
@@ -194,7 +207,8 @@ def order_for_sample(sample: int, seed: int) -> Order:
     """Sample 0 is the deterministic order; sample i ≥ 1 a shuffling order seeded from (seed, i)."""
     if sample == 0:
         return DETERMINISTIC
-    return Order(random.Random(f"descheduler.fleet/{seed}/{sample}"))
+    lag = random.Random(f"descheduler.fleet/{seed}/{sample}/lag").random() < LAGGING_SHARE
+    return Order(random.Random(f"descheduler.fleet/{seed}/{sample}"), evictions_lag=lag)
 
 
 def check_sampling(samples: Any, seed: Any) -> tuple[int, int]:

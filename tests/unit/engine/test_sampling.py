@@ -16,7 +16,15 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors im
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
-from builders import build_node, build_pod, policy, set_creation, set_rs_owner
+from builders import (
+    build_node,
+    build_pod,
+    policy,
+    set_creation,
+    set_labels,
+    set_pod_anti_affinity,
+    set_rs_owner,
+)
 
 NOW = "2026-11-22T12:00:00Z"
 NOW_TS = 1_795_348_800.0  # NOW as a timestamp
@@ -411,3 +419,41 @@ def test_a_node_with_many_pods_keeps_one_layout_per_cycle():
         again = [p.name for p in order.pods(snapshot.pods_by_node["n1"], keep_all)]
         start = again.index(first[0])
         assert again[start:] + again[:start] == first
+
+
+# --- evictions the next plugin may not have seen yet ---
+
+def lagging_cluster() -> list[dict]:
+    """Two replicas on n1 that repel each other (required anti-affinity over the hostname) and are duplicates."""
+    def replica(pod: dict) -> None:
+        set_rs_owner(pod, "web", "web-uid")
+        set_labels(pod, app="web")
+        set_pod_anti_affinity(pod, "app", "web", "kubernetes.io/hostname")
+
+    nodes = [build_node(name, 4000, 10**9, 20, lambda n, name=name: set_labels(n, **{"kubernetes.io/hostname": name}))
+             for name in ("n1", "n2")]
+    return nodes + [build_pod(f"web-{i}", 100, 0, "n1", replica) for i in range(2)]
+
+
+def lagging_policy() -> dict:
+    return policy(("RemovePodsViolatingInterPodAntiAffinity", "deschedule", {}), ("RemoveDuplicates", "balance", {}))
+
+
+def test_a_later_plugin_may_still_see_a_pod_evicted_before_it():
+    """Seen on the real descheduler (test_upstream_agreement, seed 10): the anti-affinity plugin evicted one replica
+    and RemoveDuplicates, in the same cycle, still counted it and evicted the other as a duplicate."""
+    states = sampled_states(lagging_cluster(), lagging_policy(), samples=60, seed=3)
+    by_count: dict[int, list] = {}
+    for index, state in enumerate(states):
+        lag = sampling.order_for_sample(index, 3).evictions_lag
+        by_count.setdefault(len(state.evictions), []).append((lag, state))
+        if not lag:
+            assert len(state.evictions) == 1  # the evicted replica is gone: the other has no duplicate left
+    assert len(states[0].evictions) == 1 and not sampling.order_for_sample(0, 3).evictions_lag
+    both = by_count.get(2, [])
+    assert both and all(lag for lag, _state in both)
+    for _lag, state in both:
+        assert [e["plugin"] for e in state.evictions] == ["RemovePodsViolatingInterPodAntiAffinity", "RemoveDuplicates"]
+        assert {e["name"] for e in state.evictions} == {"web-0", "web-1"}
+    plan = compute_plan(lagging_cluster(), lagging_policy(), NOW, samples=60, seed=3)
+    assert plan["sampling"]["evictions_per_cycle"]["max"] == 2
