@@ -16,6 +16,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -73,8 +74,11 @@ class FleetPlanes:
 def fleet_of(planes: Callable[[int], list[Any]] | None, tmp_path: Path) -> Iterator[Callable[[int], list[Any]]]:
     """A factory `clusters(n)`: n handles with a kubeconfig each (`.kubeconfig`, `.context`, `.get()`, `.load()`,
     `.api_client()`...). `planes` None: emulators. At the end each control plane handle deletes the namespaces and
-    cluster-scoped objects its test made; emulators stop."""
+    cluster-scoped objects its test made (all clusters at once: most of it is waiting for namespace controllers);
+    emulators stop."""
+    cleanups: list[Callable[[], None]] = []
     with ExitStack() as stack:
+        stack.callback(run_concurrently, cleanups)
         def clusters(count: int) -> list[Any]:
             if planes is None:
                 return [_emulator(stack, tmp_path / f"cluster-{index}.kubeconfig") for index in range(1, count + 1)]
@@ -85,11 +89,20 @@ def fleet_of(planes: Callable[[int], list[Any]] | None, tmp_path: Path) -> Itera
                     baseline = cluster_scoped_names(client)
                 handle = ControlPlaneCluster(plane.kubeconfig, plane.context, plane.kubelet, baseline,
                                              admin_kubeconfig=plane.kubeconfig)
-                stack.callback(handle.cleanup)
+                cleanups.append(handle.cleanup)
                 handles.append(handle)
             return handles
 
         yield clusters
+
+
+def run_concurrently(calls: list[Callable[[], Any]]) -> None:
+    """Each call in its own thread; waits for all, then raises the first error (teardowns of separate clusters)."""
+    with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
+        futures = [pool.submit(call) for call in calls]
+    errors = [future.exception() for future in futures if future.exception() is not None]
+    if errors:
+        raise errors[0]
 
 
 def _emulator(stack: ExitStack, kubeconfig: Path) -> Emulator:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from fleet_support import generated_cluster
+from fleet_support import generated_cluster, run_concurrently
 from operator_support import descheduler_operator, get_kd, get_object
 from playbook import REPO, run_playbook
 
@@ -34,13 +34,17 @@ def fleet(fleet_clusters: Callable[[int], list[Any]]) -> Iterator[dict[str, Any]
     clusters: dict[str, Any] = {}
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     names = ("canary", "prod-a", "prod-b")
-    with ExitStack() as stack:
+    stacks: list[ExitStack] = []
+    try:
         for index, (name, cluster) in enumerate(zip(names, fleet_clusters(len(names)), strict=True)):
+            stacks.append(stack := ExitStack())
             # The workload first: its nodes are where the operand runs (no extra node for the stand-in).
             stack.enter_context(generated_cluster(cluster, build_cluster(4, 6, seed=index + 1, now=now)))
             stack.enter_context(descheduler_operator(cluster))
             clusters[name] = cluster
         yield clusters
+    finally:
+        run_concurrently([stack.close for stack in stacks])  # each cluster's operator and workload removed at once
 
 
 def write_inventory(tmp_path: Path, fleet: dict[str, Any], overrides: dict[str, dict]) -> Path:
