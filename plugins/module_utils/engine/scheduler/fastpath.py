@@ -169,9 +169,8 @@ class FastScheduler:
         if len(window) == 1:
             name = self.names[window[0]]
             return Decision(name, [name], "the only feasible node", rejected, processed)
-        totals = self._score(profile, pod, window)
-        best = max(totals)
-        tied = sorted(map(self.names.__getitem__, compress(window, map(best.__eq__, totals))))
+        best, best_nodes = self._best(profile, pod, window)
+        tied = sorted(map(self.names.__getitem__, best_nodes))
         reason = f"highest score {best} of {len(window)} feasible nodes"
         return Decision(tied[0], tied, reason, rejected, processed)
 
@@ -190,30 +189,46 @@ class FastScheduler:
         failed: dict[str, int] = {}
         window: list[int] = []
         plugin, state = dynamic[0]
-        if len(dynamic) == 1 and isinstance(plugin, NodeResourcesFit) and not state[2] and not state[3]:
-            # only cpu, memory and the pod count to check (NodeResourcesFit.filter), for as many nodes at a time
-            # as are still wanted: the scan never looks past the last node it needs
-            self._sync_room()
-            position = rejected = 0
-            while len(window) < wanted and position < len(order):
-                chunk = order[position:position + wanted - len(window)]
-                position += len(chunk)
-                fitting = self._fitting(chunk, state[0], state[1])
-                rejected += len(chunk) - len(fitting)
-                window += fitting
-            if rejected:
-                failed[plugin.name] = rejected
+        if not (isinstance(plugin, NodeResourcesFit) and not state[2] and not state[3]):
+            for index in order:
+                node = nodes[index]
+                for plugin, state in dynamic:
+                    if plugin.filter(pod, state, node):
+                        failed[plugin.name] = failed.get(plugin.name, 0) + 1
+                        break
+                else:
+                    window.append(index)
+                    if len(window) >= wanted:
+                        break
             return window, failed
-        for index in order:
-            node = nodes[index]
-            for plugin, state in dynamic:
-                if plugin.filter(pod, state, node):
-                    failed[plugin.name] = failed.get(plugin.name, 0) + 1
+        # NodeResourcesFit comes first and checks only cpu, memory and the pod count: it runs on as many nodes at a
+        # time as are still wanted (so the scan never looks past the last node it needs), the later filters on
+        # the nodes it passes, in order
+        self._sync_room()
+        later = dynamic[1:]
+        position = 0
+        while len(window) < wanted and position < len(order):
+            chunk = order[position:position + wanted - len(window)]
+            position += len(chunk)
+            fitting = self._fitting(chunk, state[0], state[1])
+            if len(fitting) < len(chunk):
+                failed[plugin.name] = failed.get(plugin.name, 0) + len(chunk) - len(fitting)
+            if not later:
+                window += fitting
+                continue
+            for other, other_state in later:  # each filter on the nodes the previous ones passed
+                if not fitting:
                     break
-            else:
-                window.append(index)
-                if len(window) >= wanted:
-                    break
+                batch = getattr(other, "filter_window", None)
+                if batch is not None:
+                    passes = batch(pod, other_state, fitting, self.columns)
+                else:
+                    passes = [not other.filter(pod, other_state, nodes[index]) for index in fitting]
+                survivors = list(compress(fitting, passes))
+                if len(survivors) < len(fitting):
+                    failed[other.name] = failed.get(other.name, 0) + len(fitting) - len(survivors)
+                fitting = survivors
+            window += fitting
         return window, failed
 
     def _sync_room(self) -> None:
@@ -240,10 +255,26 @@ class FastScheduler:
             fits = map(and_, fits, map(memory.__le__, _values(self.free_memory, chunk)))
         return list(compress(chunk, fits))
 
-    def _score(self, profile: Profile, pod: SchedPod, window: list[int]) -> list[int]:
-        totals = [0] * len(window)
+    def _best(self, profile: Profile, pod: SchedPod, window: list[int]) -> tuple[int, list[int]]:
+        """The highest total score over the window and the nodes that have it.
+
+        Plugins scored without normalization may offer ``score_bounds``: an upper bound of their score per node
+        from what does not depend on the pod (a node's score with no pod added). Their exact scores are then computed
+        only for the nodes whose bounded total reaches the exact total of the most promising node: every node with
+        the best total is among them, so the result is the same as scoring all."""
+        exact = [0] * len(window)
+        upper: Optional[list[int]] = None
+        bounded = []
         feasible: Optional[list[NodeInfo]] = None
         for plugin, weight in profile.scorers:
+            bounds = getattr(plugin, "score_bounds", None)
+            scores = bounds(pod, self.cluster, window, self.columns) if bounds else None
+            if scores is SKIP:
+                continue
+            if scores is not None:
+                bounded.append((plugin, weight))
+                upper = _weighted_sum(upper if upper is not None else exact, scores, weight)
+                continue
             fast = getattr(plugin, "window_scores", None)
             scores = fast(pod, self.cluster, window, self.columns) if fast else None
             if scores is None:
@@ -252,6 +283,27 @@ class FastScheduler:
                 scores = plugin_scores(plugin, pod, self.cluster, feasible)
             if scores is SKIP:
                 continue
-            weighted = scores if weight == 1 else map(mul, scores, repeat(weight))
-            totals = list(map(add, totals, weighted))
+            if upper is not None:
+                upper = _weighted_sum(upper, scores, weight)
+            exact = _weighted_sum(exact, scores, weight)
+        if upper is None:
+            best = max(exact)
+            return best, list(compress(window, map(best.__eq__, exact)))
+        top = max(range(len(window)), key=upper.__getitem__)
+        lowest_best = self._exact_totals(pod, window, [top], exact, bounded)[0]
+        candidates = list(compress(range(len(window)), map(lowest_best.__le__, upper)))
+        totals = self._exact_totals(pod, window, candidates, exact, bounded)
+        best = max(totals)
+        return best, [window[j] for j, total in zip(candidates, totals, strict=True) if total == best]
+
+    def _exact_totals(self, pod: SchedPod, window: list[int], positions: list[int], exact: list[int],
+                      bounded: list) -> list[int]:
+        nodes = [self.cluster.nodes[window[j]] for j in positions]
+        totals = [exact[j] for j in positions]
+        for plugin, weight in bounded:
+            totals = _weighted_sum(totals, plugin.score_many(pod, None, nodes), weight)
         return totals
+
+
+def _weighted_sum(totals: list[int], scores: list[int], weight: int) -> list[int]:
+    return list(map(add, totals, scores if weight == 1 else map(mul, scores, repeat(weight))))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -31,3 +32,15 @@ def go_div(a: int, b: int) -> int:
     """Go integer division truncates toward zero."""
     quotient = abs(a) // abs(b)
     return quotient if (a >= 0) == (b >= 0) else -quotient
+
+
+class Memo(dict):
+    """A dict that computes a missing value once (a window's scores take few distinct values)."""
+
+    def __init__(self, compute: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.compute(key)
+        return value

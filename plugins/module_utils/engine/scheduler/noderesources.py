@@ -114,6 +114,15 @@ def pod_and_node_amounts(pod: SchedPod, node: NodeInfo, resource: str, use_reque
     return node.alloc_scalar[resource], node.req_scalar.get(resource, 0) + request
 
 
+class _NoPod:
+    """What the cpu/memory scoring reads of a pod, for a pod that asks nothing."""
+
+    nonzero_cpu = nonzero_memory = 0
+
+
+NO_POD: Any = _NoPod()
+
+
 class NodeResourcesFit:
     name = NAME
     static = False
@@ -184,6 +193,13 @@ class NodeResourcesFit:
         """fastpath: the score depends on the node's requests and on these numbers of the pod only."""
         key = (NAME, id(self), pod.nonzero_cpu, pod.nonzero_memory, pod.ephemeral, tuple(sorted(pod.scalar.items())))
         return columns.changing(key, window, lambda nodes: self.score_many(pod, None, nodes))
+
+    def score_bounds(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Optional[list[int]]:
+        """fastpath: LeastAllocated scores a node lower the more the pod asks, so its score with no pod added (which
+        changes only when the node does) bounds it from above."""
+        if not (self.cpu_memory and self.strategy == "LeastAllocated"):
+            return None
+        return columns.changing((NAME, "bound", id(self)), window, lambda nodes: self.score_many(NO_POD, None, nodes))
 
     def score_many(self, pod: SchedPod, state: Any, nodes: list[NodeInfo]) -> list[int]:
         if not (self.cpu_memory and self.strategy != "RequestedToCapacityRatio"):

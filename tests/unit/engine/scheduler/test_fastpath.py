@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import FastScheduler
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import Columns, FastScheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
     StaticCache,
     load_profiles,
     schedule,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
     PlacementRequest,
     build_cluster,
@@ -26,7 +27,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import ExtrasIndex
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
-from schedtest import node, pod
+from schedtest import node, pod, sched
 
 NOW = "2026-11-22T12:00:00Z"
 HOST = "kubernetes.io/hostname"
@@ -182,3 +183,33 @@ def test_whole_plans_are_identical_on_generated_clusters(seed: int, nodes: int, 
     assert fast["utilization"]["nodes"] == reference["utilization"]["nodes"]
     assert fast["placement"] == reference["placement"]
     assert fast["placement"]["placed"] > 0
+
+
+def test_score_bounds_are_upper_bounds_of_the_scores() -> None:
+    """The fast path only scores exactly the nodes whose bounded total can reach the best: the bounds must hold for
+    any node load and any request, including requests bigger than the node."""
+    rng = random.Random("bounds")
+    objects = random_cluster(rng, 60)
+    for obj in objects:
+        if obj["kind"] == "Node" and rng.random() < 0.3:
+            obj["status"]["allocatable"]["cpu"] = obj["status"]["capacity"]["cpu"] = "0"  # no cpu at all
+    state = build_cluster(Snapshot(copy.deepcopy(objects)), ExtrasIndex.from_objects(objects))[0]
+    columns = Columns(state)
+    window = list(range(len(state.nodes)))
+    profile = load_profiles(None)["default-scheduler"]
+    plugins = [p for p, _unused in profile.scorers if hasattr(p, "score_bounds")]
+    assert {p.name for p in plugins} == {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
+    checked = 0
+    for _unused in range(300):
+        cpu, memory = rng.choice(["0", "10m", "300m", "2", "12"]), rng.choice(["0", "64Mi", "3Gi", "40Gi"])
+        incoming = sched(pod(requests=[{"cpu": cpu, "memory": memory}]))
+        for plugin in plugins:
+            bounds = plugin.score_bounds(incoming, state, window, columns)
+            if bounds is SKIP:
+                continue
+            scores = plugin.score_many(incoming, None, state.nodes)
+            assert all(s <= b for s, b in zip(scores, bounds, strict=True)), (plugin.name, cpu, memory)
+            checked += 1
+        target = rng.choice(state.nodes)  # the bounds follow the nodes as pods land on them
+        state.bind(incoming, target.name)
+    assert checked > 500
