@@ -469,6 +469,36 @@ def test_paging_with_limit_and_continue(kube: Any, api_client: Any, namespace: s
     assert unfiltered.metadata.remaining_item_count == len(core.list_namespaced_config_map(namespace).items) - 10
 
 
+@pytest.mark.needs_emulator
+def test_expired_continue_token_is_410(emulator: Emulator, api_client: Any) -> None:
+    emulator.load([configmap(f"cm-{i:02d}", "paged") for i in range(30)])
+    core = client.CoreV1Api(api_client)
+    emulator.faults.expire_continue_after(2)
+    first = core.list_namespaced_config_map("paged", limit=10)
+    second = core.list_namespaced_config_map("paged", limit=10, _continue=first.metadata._continue)
+    body = expect_error(410, "Expired", core.list_namespaced_config_map, "paged", limit=10,
+                        _continue=second.metadata._continue)
+    assert body["message"].startswith("The provided continue parameter is too old to display a consistent list")
+    assert body["metadata"]["continue"]  # the inconsistent continuation kube-apiserver offers
+    rest = core.list_namespaced_config_map("paged", limit=10, _continue=body["metadata"]["continue"])
+    assert [c.metadata.name for c in rest.items][0] == "cm-20"
+    # a fresh list works again: the fault fired once
+    restarted = core.list_namespaced_config_map("paged", limit=10)
+    core.list_namespaced_config_map("paged", limit=10, _continue=restarted.metadata._continue)
+
+    emulator.faults.expire_next_continue()
+    expect_error(410, "Expired", core.list_namespaced_config_map, "paged", limit=10,
+                 _continue=restarted.metadata._continue)
+    emulator.compact()
+    expect_error(410, "Expired", core.list_namespaced_config_map, "paged", limit=10,
+                 _continue=restarted.metadata._continue)
+    emulator.faults.clear()
+    emulator.faults.continue_ttl_seconds = 0.0
+    fresh = core.list_namespaced_config_map("paged", limit=10)
+    time.sleep(0.01)
+    expect_error(410, "Expired", core.list_namespaced_config_map, "paged", limit=10, _continue=fresh.metadata._continue)
+
+
 # --- eviction ----------------------------------------------------------------------------------------------------
 
 def test_eviction_allowed_decrements_the_budget(kube: Any, api_client: Any, namespace: str) -> None:
