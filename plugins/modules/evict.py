@@ -100,7 +100,8 @@ options:
     type: int
     default: 5
   pause:
-    description: Seconds to wait between the starts of two evictions.
+    description: Seconds to wait between two eviction requests (the first request of each pod; retries after a
+      PodDisruptionBudget refusal follow O(retry_delay)).
     type: float
     default: 0
   max_unavailable:

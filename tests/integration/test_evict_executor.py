@@ -243,10 +243,9 @@ def replica_down(kube: Any, pod: dict[str, Any]) -> None:
              what="shop/web to count 2 ready replicas")
 
 
-# Emulator only: `pause` spaces slot admissions, and each worker then reads its pod and workload (3 requests) before
-# the POST. On the control plane, through the fault proxy on a loaded machine, the first worker's reads contend with
-# the others' and its POST arrives up to ~80 ms late, so the POSTs come closer than the 0.05 s this test allows.
-@pytest.mark.needs_emulator
+# `pause` spaces the eviction requests themselves: each worker reads its pod and workload between its slot and its
+# POST, and on a loaded machine those reads once let two POSTs come closer than `pause`.
+@pytest.mark.faults
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_pause_spaces_the_starts_of_evictions(shop: Any, api_client: Any) -> None:
     shop.create(replicaset("shop", "web", 3))

@@ -64,7 +64,7 @@ class Gate:
         self._migrations_by_node: Counter = Counter()
         self._migrations = 0
         self._in_flight = 0
-        self._next_start = 0.0
+        self._next_start = 0.0  # when the next eviction request may go (``pause`` after the last one)
         self.stats = GateStats()
 
     # ---- caps -------------------------------------------------------------------------------------------------------
@@ -126,11 +126,23 @@ class Gate:
                 if self._busy(request):
                     self._condition.wait(WAIT_SLICE)
                     continue
-                pause_left = self._next_start - self._clock()
-                if pause_left > 0:
-                    self._condition.wait(min(pause_left, WAIT_SLICE))
-                    continue
                 return Admission(slot=self._reserve(request))
+
+    def await_request_turn(self, stop: threading.Event) -> bool:
+        """Space the eviction requests themselves by ``pause`` (not the slots: a worker reads the pod and its
+        workload between its slot and its request, which would let two requests come closer). False when the run
+        was stopped while waiting."""
+        with self._condition:
+            while True:
+                if stop.is_set():
+                    return False
+                pause_left = self._next_start - self._clock()
+                if pause_left <= 0:
+                    break
+                self._condition.wait(min(pause_left, WAIT_SLICE))
+            # check mode disrupts nothing, so there is nothing to space out
+            self._next_start = self._clock() + (0.0 if self.options.check_mode else self.options.pause)
+            return True
 
     def _reserve(self, request: SlotRequest) -> Slot:
         for dimension, key in self._keys(request).items():
@@ -142,8 +154,6 @@ class Gate:
         if request.migration:
             self._migrations += 1
             self._migrations_by_node[request.node] += 1
-        # check mode disrupts nothing, so there is nothing to space out
-        self._next_start = self._clock() + (0.0 if self.options.check_mode else self.options.pause)
         self.stats.max_in_flight_seen = max(self.stats.max_in_flight_seen, self._in_flight)
         self.stats.max_migrations_seen = max(self.stats.max_migrations_seen, self._migrations)
         return Slot(request)

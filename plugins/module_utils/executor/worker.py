@@ -289,7 +289,7 @@ class PodWorker:
 
     def _request(self, pod: dict, decision: Optional[kubevirt.VmDecision]) -> api.EvictionAnswer:
         """POST the Eviction; a 429 from a PDB is retried with exponential backoff until the per-pod timeout."""
-        if self.ctx.stop.is_set():
+        if not self.ctx.gate.await_request_turn(self.ctx.stop):
             self._not_started()  # the last look before anything is sent: a cancelled run starts nothing
         self.requested_at = self.ctx.clock()
         self.requested_since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 1))
