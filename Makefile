@@ -55,12 +55,14 @@ unit: venv
 	$(BIN)/pytest -q tests/unit
 
 # The integration tests run on a real kube-apiserver + kube-controller-manager + etcd built from Go sources
-# (tests/controlplane/build.sh: cached per machine, see README.md "Tests"; TEST_BACKEND=emulator skips it).
+# (tests/controlplane/build.sh: cached per machine, see README.md "Tests"; TEST_BACKEND=emulator skips it), and
+# the upstream descheduler the plans are compared with (tests/upstream/build.sh, same libraries and cache).
 integration: venv controlplane
 	$(BIN)/pytest -q tests/integration
 
 controlplane:
-	@if [ "$${TEST_BACKEND:-}" != emulator ] && [ -z "$${TEST_KUBECONFIG:-}" ]; then bash tests/controlplane/build.sh; fi
+	@if [ "$${TEST_BACKEND:-}" != emulator ] && [ -z "$${TEST_KUBECONFIG:-}" ]; then \
+	  bash tests/controlplane/build.sh && bash tests/upstream/build.sh; fi
 
 sanity: venv
 	bash tests/sanity/run.sh $(BIN)

@@ -232,7 +232,8 @@ RETURN = r"""
 evictions:
   description:
     - The evictions in the order the descheduler performs them.
-    - With O(samples) > 1 each also has C(frequency) (0 to 1) and C(certain) (bool).
+    - With O(samples) > 1 each also has C(frequency) (0 to 1), C(certain) (bool) and C(sampled_plugins) (every
+      C(profile/plugin) some simulated cycle evicted the pod by).
     - With O(placement), each also has C(placement) - C(node) (null when no node fits), C(same_node), C(tied_nodes)
       (every node with the best score; the scheduler picks one at random), C(outcome) (C(placed), C(unplaced),
       C(not_replaced)), C(reason) (for an unplaced pod the scheduler's own message, such as

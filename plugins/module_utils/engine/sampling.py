@@ -229,6 +229,7 @@ class Tally:
         self.cycles = 0
         self.by_pod: dict[tuple[str, str], int] = {}
         self.first_entry: dict[tuple[str, str], dict] = {}
+        self.plugins_by_pod: dict[tuple[str, str], dict[str, None]] = {}  # every "profile/plugin" that evicted it
         self.totals: list[int] = []
         self.per_plugin: dict[str, list[int]] = {}
 
@@ -239,6 +240,7 @@ class Tally:
             self.by_pod[pod] = self.by_pod.get(pod, 0) + 1
             self.first_entry.setdefault(pod, entry)
             plugin = plugin_key(entry)
+            self.plugins_by_pod.setdefault(pod, {})[plugin] = None
             counts[plugin] = counts.get(plugin, 0) + 1
         for plugin, count in counts.items():
             # a plugin first seen in a later cycle evicted nothing in the earlier ones
@@ -267,6 +269,7 @@ def annotate(evictions: list[dict], tally: Tally) -> None:
         frequency = tally.frequency(entry["namespace"], entry["name"])
         entry["frequency"] = frequency
         entry["certain"] = frequency == 1.0
+        entry["sampled_plugins"] = sorted(tally.plugins_by_pod.get((entry["namespace"], entry["name"]), ()))
 
 
 def describe(evictions: list[dict], tally: Tally, seed: int) -> dict:
@@ -281,6 +284,7 @@ def describe(evictions: list[dict], tally: Tally, seed: int) -> dict:
             "namespace": pod[0], "name": pod[1], "node": entry["node"], "owner": entry["owner"],
             "plugin": entry["plugin"], "profile": entry["profile"], "reason": entry["reason"],
             "frequency": round(count / tally.cycles, 4), "certain": False,
+            "sampled_plugins": sorted(tally.plugins_by_pod[pod]),
         })
     others.sort(key=lambda e: (-e["frequency"], e["namespace"], e["name"]))
     certain = sum(1 for e in evictions if e.get("certain"))

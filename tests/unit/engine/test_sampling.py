@@ -219,7 +219,7 @@ def test_sampled_plan_keeps_the_deterministic_evictions():
     cluster = duplicates_cluster()
     default = compute_plan(cluster, duplicates_policy(), NOW)
     sampled = compute_plan(cluster, duplicates_policy(), NOW, samples=SAMPLES)
-    strip = [{k: v for k, v in e.items() if k not in ("frequency", "certain")} for e in sampled["evictions"]]
+    strip = [{k: v for k, v in e.items() if k not in ("frequency", "certain", "sampled_plugins")} for e in sampled["evictions"]]
     assert strip == default["evictions"]
 
 
@@ -457,3 +457,15 @@ def test_a_later_plugin_may_still_see_a_pod_evicted_before_it():
         assert {e["name"] for e in state.evictions} == {"web-0", "web-1"}
     plan = compute_plan(lagging_cluster(), lagging_policy(), NOW, samples=60, seed=3)
     assert plan["sampling"]["evictions_per_cycle"]["max"] == 2
+
+
+def test_each_possible_eviction_names_every_plugin_that_took_it():
+    plan = compute_plan(lagging_cluster(), lagging_policy(), NOW, samples=60, seed=3)
+    entries = plan["evictions"] + plan["sampling"]["other_possible_evictions"]
+    by_name = {e["name"]: e["sampled_plugins"] for e in entries}
+    # each replica is evicted by the anti-affinity plugin in some cycles, and by RemoveDuplicates in a lagging one
+    assert set(by_name) == {"web-0", "web-1"}
+    assert {p for plugins in by_name.values() for p in plugins} == {"test/RemovePodsViolatingInterPodAntiAffinity",
+                                                                    "test/RemoveDuplicates"}
+    for entry in entries:
+        assert f"{entry['profile']}/{entry['plugin']}" in entry["sampled_plugins"]

@@ -1,0 +1,89 @@
+"""Plans compared with the real descheduler on random clusters.
+
+For each seed a random cluster (nodes, ReplicaSets, their running pods, placed ignoring their constraints) is
+loaded into the control plane and a random DeschedulerPolicy drawn (random_clusters.py). The collection plans it
+live with `samples` (descheduler.fleet.plan through ansible-playbook), and the real kubernetes-sigs descheduler
+(tests/upstream, the release the engine follows) runs the same policy for several dry-run cycles
+(upstream_descheduler.py). The descheduler is random from cycle to cycle, so what must hold is what a user
+relies on when reading a plan:
+
+- every pod the descheduler evicted in any run is one the plan says it may evict (planned or sampled), by the
+  same plugin;
+- a pod the plan calls certain is evicted in every run;
+- each run evicts as many pods as some sampled cycle did (within the plan's min..max per cycle).
+
+Runs only on the suite's control plane: it needs the descheduler binary (built from Go like the control plane) and
+a cluster the tests own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playbook import run_tasks
+from random_clusters import load_cluster, random_cluster, random_policy
+from upstream_descheduler import UpstreamEviction, build_descheduler, dry_run_cycles
+
+SEEDS = range(12)
+UPSTREAM_RUNS = 6  # dry-run cycles of the real descheduler per cluster
+SAMPLES = 40
+
+
+@pytest.fixture(scope="session")
+def descheduler_binary() -> Path:
+    return build_descheduler()
+
+
+def plan_with_samples(kube: Any, tmp_path: Path, policy: dict, seed: int) -> dict:
+    task = {"name": "Plan", "register": "plan", "descheduler.fleet.plan": {
+        "kubeconfig": str(kube.kubeconfig), "context": kube.context, "policy": policy,
+        "samples": SAMPLES, "seed": seed}}
+    process, results = run_tasks(tmp_path, [task])
+    assert process.returncode == 0, process.stdout[-4000:] + process.stderr[-2000:]
+    return results["plan"]
+
+
+def possible_evictions(plan: dict) -> dict[tuple[str, str], dict]:
+    """(namespace, name) -> the plan's entry, for every pod some simulated cycle evicted."""
+    entries = {(e["namespace"], e["name"]): e for e in plan["evictions"]}
+    for entry in (plan.get("sampling") or {}).get("other_possible_evictions", []):
+        entries[(entry["namespace"], entry["name"])] = entry
+    return entries
+
+
+def describe(runs: list[list[UpstreamEviction]], plan: dict, policy: dict) -> str:
+    lines = [f"policy: {policy}", f"plan sampling: { {k: v for k, v in plan['sampling'].items() if k != 'by_plugin'} }",
+             "plan evictions: " + ", ".join(f"{e['name']}@{e['node']} {e['plugin']} f={e['frequency']}"
+                                            for e in plan["evictions"])]
+    for index, run in enumerate(runs):
+        lines.append(f"upstream run {index}: " + ", ".join(f"{e.name}@{e.node} {e.plugin}" for e in run))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_plan_is_one_the_descheduler_can_produce(kube: Any, api_client: Any, namespace: str, tmp_path: Path,
+                                                 descheduler_binary: Path, seed: int) -> None:
+    if getattr(kube, "is_emulator", False) or getattr(kube, "is_external", False):
+        pytest.skip("needs the suite's control plane: the random cluster's nodes are the whole cluster")
+    load_cluster(kube, api_client, random_cluster(seed, namespace))
+    policy = random_policy(seed)
+    plan = plan_with_samples(kube, tmp_path, policy, seed)
+    assert not plan["errors"], plan["errors"]
+    runs = dry_run_cycles(descheduler_binary, kube.kubeconfig, policy, tmp_path / "upstream", UPSTREAM_RUNS)
+    context = describe(runs, plan, policy)
+
+    possible = possible_evictions(plan)
+    certain = {(e["namespace"], e["name"]) for e in plan["evictions"] if e["certain"]}
+    spread = plan["sampling"]["evictions_per_cycle"]
+    for run in runs:
+        evicted = {(e.namespace, e.name): e for e in run}
+        unexpected = sorted(set(evicted) - set(possible))
+        assert not unexpected, f"the descheduler evicted pods the plan never does: {unexpected}\n{context}"
+        for key, eviction in evicted.items():
+            plugins = {name.split("/", 1)[1] for name in possible[key]["sampled_plugins"]}
+            assert eviction.plugin in plugins, f"{key}: evicted by {eviction.plugin}, plan says {plugins}\n{context}"
+        missing = sorted(certain - set(evicted))
+        assert not missing, f"pods the plan calls certain were not evicted: {missing}\n{context}"
+        assert spread["min"] <= len(run) <= spread["max"], f"{len(run)} evictions outside {spread}\n{context}"
