@@ -18,6 +18,7 @@ a cluster the tests own.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,16 @@ from playbook import run_tasks
 from random_clusters import load_cluster, random_cluster, random_policy
 from upstream_descheduler import UpstreamEviction, build_descheduler, dry_run_cycles
 
-SEEDS = range(12)
+def seeds_from_environment(default: range = range(12)) -> range:
+    """UPSTREAM_AGREEMENT_SEEDS="12-39" compares more clusters than the suite's default dozen."""
+    wanted = os.environ.get("UPSTREAM_AGREEMENT_SEEDS", "")
+    if not wanted:
+        return default
+    first, _dash, last = wanted.partition("-")
+    return range(int(first), int(last or first) + 1)
+
+
+SEEDS = seeds_from_environment()
 UPSTREAM_RUNS = 6  # dry-run cycles of the real descheduler per cluster
 SAMPLES = 40
 
