@@ -27,6 +27,7 @@ from playbook import run_tasks
 from random_clusters import load_cluster, random_cluster, random_policy
 from upstream_descheduler import UpstreamEviction, build_descheduler, dry_run_cycles
 
+
 def seeds_from_environment(default: range = range(12)) -> range:
     """UPSTREAM_AGREEMENT_SEEDS="12-39" compares more clusters than the suite's default dozen."""
     wanted = os.environ.get("UPSTREAM_AGREEMENT_SEEDS", "")

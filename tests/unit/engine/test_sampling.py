@@ -219,7 +219,8 @@ def test_sampled_plan_keeps_the_deterministic_evictions():
     cluster = duplicates_cluster()
     default = compute_plan(cluster, duplicates_policy(), NOW)
     sampled = compute_plan(cluster, duplicates_policy(), NOW, samples=SAMPLES)
-    strip = [{k: v for k, v in e.items() if k not in ("frequency", "certain", "sampled_plugins")} for e in sampled["evictions"]]
+    added = ("frequency", "certain", "sampled_plugins")
+    strip = [{k: v for k, v in e.items() if k not in added} for e in sampled["evictions"]]
     assert strip == default["evictions"]
 
 
