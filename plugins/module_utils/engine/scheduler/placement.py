@@ -30,6 +30,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
 
 REPLACED_BY_CONTROLLER = ("ReplicaSet", "StatefulSet", "ReplicationController", "Job")
 RESOURCES = ("cpu", "memory", "pods")
+VOLCANO_SCHEDULER = "volcano"  # the schedulerName of pods the Volcano scheduler places (its Helm chart's default)
 CAVEATS = (
     "Nodes are taken in name order, zones interleaved, and the search starts where the previous one stopped; the "
     "real scheduler's node order and start differ, so in clusters of 100+ nodes (where it scores only a share of the "
@@ -130,6 +131,10 @@ def _place(pod: Optional[SchedPod], entry: dict, cluster: Cluster, profiles: Map
         why = "a bare pod is not recreated" if not kind else f"owner kind {kind} is not known to recreate the pod"
         return _result(None, entry, [], why, "not_replaced")
     profile = profiles.get(pod.scheduler_name)
+    if profile is None and pod.scheduler_name == VOLCANO_SCHEDULER:
+        return _result(None, entry, [], "schedulerName 'volcano': the Volcano scheduler's actions and plugins "
+                       "(binpack, usage, gang scheduling) are not modelled, so where it places the pod is not "
+                       "predicted", "unplaced")
     if profile is None:
         return _result(None, entry, [], f"schedulerName {pod.scheduler_name!r} has no profile in scheduler_config; "
                        "give the KubeSchedulerConfiguration that scheduler runs", "unplaced")

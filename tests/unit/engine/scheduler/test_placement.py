@@ -126,10 +126,18 @@ def test_binpack_profile_from_scheduler_name() -> None:
 
 
 def test_unknown_scheduler_name_is_reported() -> None:
+    objects = [worker("n1", taints=[TAINT]), worker("n2"), app_pod("victim", "n1", spec={"schedulerName": "custom"})]
+    placement = plan_with(objects, TAINTS)["evictions"][0]["placement"]
+    assert placement["node"] is None and placement["outcome"] == "unplaced"
+    assert "schedulerName 'custom' has no profile in scheduler_config" in placement["reason"]
+
+
+def test_volcano_scheduled_pods_say_their_placement_is_not_predicted() -> None:
     objects = [worker("n1", taints=[TAINT]), worker("n2"), app_pod("victim", "n1", spec={"schedulerName": "volcano"})]
     placement = plan_with(objects, TAINTS)["evictions"][0]["placement"]
-    assert placement["node"] is None
-    assert "schedulerName 'volcano'" in placement["reason"]
+    assert placement["node"] is None and placement["outcome"] == "unplaced"
+    assert "Volcano scheduler" in placement["reason"] and "not predicted" in placement["reason"]
+    assert "scheduler_config" not in placement["reason"]  # no KubeSchedulerConfiguration would help
 
 
 def test_utilization_three_states_and_spread() -> None:
