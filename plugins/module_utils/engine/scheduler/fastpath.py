@@ -262,8 +262,9 @@ class FastScheduler:
         from what does not depend on the pod (a node's score with no pod added). Their exact scores are then computed
         only for the nodes whose bounded total reaches the exact total of the most promising node: every node with
         the best total is among them, so the result is the same as scoring all."""
-        exact = [0] * len(window)
-        upper: Optional[list[int]] = None
+        exact_scores = []  # (scores, weight) of the plugins scored exactly on every node
+        offset = 0  # what the plugins that score every node alike add
+        bound_scores = []
         bounded = []
         feasible: Optional[list[NodeInfo]] = None
         for plugin, weight in profile.scorers:
@@ -273,7 +274,7 @@ class FastScheduler:
                 continue
             if scores is not None:
                 bounded.append((plugin, weight))
-                upper = _weighted_sum(upper if upper is not None else exact, scores, weight)
+                bound_scores.append((scores, weight))
                 continue
             fast = getattr(plugin, "window_scores", None)
             scores = fast(pod, self.cluster, window, self.columns) if fast else None
@@ -283,9 +284,12 @@ class FastScheduler:
                 scores = plugin_scores(plugin, pod, self.cluster, feasible)
             if scores is SKIP:
                 continue
-            if upper is not None:
-                upper = _weighted_sum(upper, scores, weight)
-            exact = _weighted_sum(exact, scores, weight)
+            if scores.count(scores[0]) == len(scores):
+                offset += scores[0] * weight
+            else:
+                exact_scores.append((scores, weight))
+        exact = _weighted_total(exact_scores, len(window), offset)
+        upper = list(map(add, exact, _weighted_total(bound_scores, len(window), 0))) if bounded else None
         if upper is None:
             best = max(exact)
             return best, list(compress(window, map(best.__eq__, exact)))
@@ -303,6 +307,17 @@ class FastScheduler:
         for plugin, weight in bounded:
             totals = _weighted_sum(totals, plugin.score_many(pod, None, nodes), weight)
         return totals
+
+
+def _weighted_total(scores: list[tuple[list[int], int]], size: int, offset: int) -> list[int]:
+    """Σ weight × scores per node, plus ``offset``."""
+    total: Optional[list[int]] = None
+    for values, weight in scores:
+        weighted = values if weight == 1 else list(map(mul, values, repeat(weight)))
+        total = weighted if total is None else list(map(add, total, weighted))
+    if total is None:
+        return [offset] * size
+    return list(map(add, total, repeat(offset))) if offset else total
 
 
 def _weighted_sum(totals: list[int], scores: list[int], weight: int) -> list[int]:
