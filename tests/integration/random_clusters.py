@@ -3,8 +3,9 @@
 `random_cluster(seed, namespace)` gives nodes, ReplicaSets and their running pods as API objects. Pods are placed
 at random, ignoring their constraints, so that every plugin finds work: nodes over and under the thresholds,
 duplicates, pods on tainted nodes or on nodes their required node affinity no longer matches, anti-affinity and
-topology-spread violations, restarting containers. `random_policy(seed)` draws a DeschedulerPolicy (v1alpha2) over
-the plugins those objects exercise, with random thresholds and eviction limits.
+topology-spread violations, restarting containers, local storage. `random_policy(seed)` draws a DeschedulerPolicy
+(v1alpha2) over the plugins those objects exercise, with random thresholds, eviction limits and DefaultEvictor
+arguments.
 
 Loading order matters on a real control plane: the pods are created first, bound and with their status, and
 each ReplicaSet after its pods with `replicas` equal to their count, so its controller adopts them and creates
@@ -54,6 +55,8 @@ def random_template(rng: random.Random, app: str) -> Obj:
                                               "labelSelector": {"matchLabels": {"app": app}}}]
     if rng.random() < 0.3:
         spec["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
+    if rng.random() < 0.15:  # local storage: the default evictor keeps such pods unless evictLocalStoragePods
+        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
     return {"metadata": {"labels": {"app": app}}, "spec": spec}
 
 
@@ -133,6 +136,8 @@ PLUGINS: dict[str, tuple[str, Any]] = {
     "RemovePodsViolatingNodeTaints": ("deschedule", lambda rng: {}),
     "RemovePodsViolatingInterPodAntiAffinity": ("deschedule", lambda rng: {}),
     "RemovePodsHavingTooManyRestarts": ("deschedule", lambda rng: {"podRestartThreshold": rng.choice([3, 10, 20])}),
+    # the pods are seconds old when both run: 1 s evicts every one, an hour none
+    "PodLifeTime": ("deschedule", lambda rng: {"maxPodLifeTimeSeconds": rng.choice([1, 3600])}),
 }
 
 
@@ -142,6 +147,10 @@ def random_policy(seed: int) -> Obj:
     if "HighNodeUtilization" in names and "LowNodeUtilization" in names:
         names.remove("HighNodeUtilization")  # upstream refuses both in one profile's balance
     evictor_args: Obj = {"nodeFit": rng.random() < 0.5}
+    if rng.random() < 0.3:
+        evictor_args["evictLocalStoragePods"] = True
+    if rng.random() < 0.3:
+        evictor_args["minReplicas"] = rng.choice([2, 3])
     plugins: Obj = {"filter": {"enabled": ["DefaultEvictor"]}, "preEvictionFilter": {"enabled": ["DefaultEvictor"]}}
     config: list[Obj] = [{"name": "DefaultEvictor", "args": evictor_args}]
     for name in names:

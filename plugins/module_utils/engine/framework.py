@@ -101,6 +101,16 @@ class PluginHandle:
         hidden = self.evicted_here if self.state.order.evictions_lag else None
         return self.state.pods_on_node(node_name, all_phases, hidden)
 
+    def still_listed_on(self, node_name: str) -> list[Pod]:
+        """In a lagging cycle, the live pods of the node that earlier plugins evicted and this plugin's views still
+        hold (what a usage count taken from those views includes); none otherwise."""
+        if not self.state.order.evictions_lag:
+            return []
+        pods = self.state.snapshot.pods
+        return [pods[index] for index in self.state.evicted
+                if index not in self.evicted_here and pods[index].node_name == node_name
+                and not pods[index].is_terminal()]
+
     def spare(self, pod: Pod, reason: str) -> None:
         self.state.spared.add(pod, reason)
 

@@ -25,7 +25,8 @@ default. A sampling ``Order`` draws, from a seeded generator, the order a fresh 
   pods (terminal ones included) are iterated from maps filled in that order;
 - ``sort.Slice`` is deterministic given its input: insertion sort up to 12 elements, which keeps ties in input order
   for a strict comparator and reverses them for one answering "less" on equal elements (the priority sort, the pods
-  of a topology domain); longer inputs are stable-sorted (they come from a randomly ordered listing anyway).
+  of a topology domain); past 12, pdqsort's partitioning can bring any of the equal elements first, so they come
+  out in a random order (its own generator).
 
 A sampling ``Order`` also draws (on its own generator, so the orders above stay as they were) whether this cycle's
 views lag: with ``evictions_lag`` each plugin's listings still hold the pods earlier plugins evicted (a second
@@ -62,8 +63,11 @@ LAGGING_SHARE = 0.5  # sampled cycles whose later plugins still list the pods ev
 class Order:
     """The order of one simulated cycle wherever upstream leaves it unspecified."""
 
-    def __init__(self, rng: Optional[random.Random] = None, evictions_lag: bool = False) -> None:
+    def __init__(self, rng: Optional[random.Random] = None, evictions_lag: bool = False,
+                 ties_rng: Optional[random.Random] = None) -> None:
         self._rng = rng
+        # pdqsort's order of equal elements past 12 (its own generator: the other draws stay as they were)
+        self._ties_rng = ties_rng if ties_rng is not None or rng is None else random.Random(0)
         self.evictions_lag = evictions_lag  # later plugins still list pods evicted earlier in the cycle
         # per listed sequence (a node's pods): its items in insertion order and their map layout, for the cycle
         self._layouts: dict[int, tuple[list, list[Optional[int]]]] = {}
@@ -121,7 +125,9 @@ class Order:
             if tie_break is None:
                 return sorted(listed, key=key, reverse=reverse)
             return sorted(listed, key=lambda item: (key(item), tie_break(item)), reverse=reverse)
-        if ties_reversed and len(listed) <= GO_INSERTION_SORT_MAX:
+        if len(listed) > GO_INSERTION_SORT_MAX:
+            self._ties_rng.shuffle(listed)  # type: ignore[union-attr]
+        elif ties_reversed:
             listed.reverse()  # Python's sorts keep ties in input order (reverse=True too): this reverses them
         return sorted(listed, key=key, reverse=reverse)
 
@@ -133,7 +139,9 @@ class Order:
         size = len(pods) if listed is None else listed
         if size <= GO_INSERTION_SORT_MAX:
             return sorted(reversed(pods), key=priority_sort_key)  # type: ignore[arg-type]
-        return sorted(pods, key=priority_sort_key)  # type: ignore[arg-type]
+        shuffled = list(pods)
+        self._ties_rng.shuffle(shuffled)  # type: ignore[union-attr]
+        return sorted(shuffled, key=priority_sort_key)  # type: ignore[arg-type]
 
     def _listing(self, items: Sequence[T], keep: Callable[[T], bool]) -> list[T]:
         if self._rng is None:
@@ -208,7 +216,8 @@ def order_for_sample(sample: int, seed: int) -> Order:
     if sample == 0:
         return DETERMINISTIC
     lag = random.Random(f"descheduler.fleet/{seed}/{sample}/lag").random() < LAGGING_SHARE
-    return Order(random.Random(f"descheduler.fleet/{seed}/{sample}"), evictions_lag=lag)
+    return Order(random.Random(f"descheduler.fleet/{seed}/{sample}"), evictions_lag=lag,
+                 ties_rng=random.Random(f"descheduler.fleet/{seed}/{sample}/ties"))
 
 
 def check_sampling(samples: Any, seed: Any) -> tuple[int, int]:

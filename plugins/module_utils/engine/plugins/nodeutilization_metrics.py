@@ -56,9 +56,13 @@ class UsageReader:
         self.resources = resources
 
     def node(self, node: Node) -> dict[str, int]:
-        totals = self.handle.state.usage.used.get(node.name, {})
+        totals = dict(self.handle.state.usage.used.get(node.name, {}))
+        still_listed = self.handle.still_listed_on(node.name)  # a lagging cycle counts them, as upstream's views do
+        for pod in still_listed:
+            for key, amount in pod.requests.items():
+                totals[key] = totals.get(key, 0) + amount
         usage = {r: scaled(r, totals.get(r, 0)) for r in self.resources if r != "pods"}
-        usage["pods"] = self.handle.state.usage.count.get(node.name, 0)
+        usage["pods"] = self.handle.state.usage.count.get(node.name, 0) + len(still_listed)
         return usage
 
     def pod(self, pod: Pod) -> Optional[dict[str, int]]:
@@ -79,7 +83,8 @@ class KubernetesMetricsReader(UsageReader):
 
     def node(self, node: Node) -> dict[str, int]:
         collected = dict(self.actual.node_usage(node.name))
-        collected["pods"] = self.handle.state.usage.count.get(node.name, 0)
+        listed = self.handle.state.usage.count.get(node.name, 0) + len(self.handle.still_listed_on(node.name))
+        collected["pods"] = listed
         usage = {}
         for resource in self.resources:
             if resource not in collected:

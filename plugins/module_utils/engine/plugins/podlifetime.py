@@ -146,7 +146,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     for node in handle.nodes:
         pods = handle.pods_on_node(node.name, all_phases=True)
         candidates.extend(p for p in pods if pod_filter.accepts(p, condition))
-    candidates.sort(key=lambda p: p.created)
+    candidates = handle.order.sort(candidates, key=lambda p: p.created)  # SortPodsBasedOnAge: sort.Slice
 
     def reason(pod: Pod) -> str:
         parts = []

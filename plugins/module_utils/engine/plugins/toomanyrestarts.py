@@ -66,7 +66,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     def candidates():
         for node in handle.nodes:
             pods = [p for p in handle.pods_on_node(node.name, all_phases=True) if pod_filter.accepts(p, condition)]
-            pods.sort(key=lambda p: -restarts(p, including_init))
+            pods = handle.order.sort(pods, key=lambda p: -restarts(p, including_init))  # sort.Slice by restarts
             yield node.name, pods
 
     evict_per_node(handle, candidates(), lambda p: f"restarts {restarts(p, including_init)} ≥ threshold {threshold}")
