@@ -1,13 +1,13 @@
 """The per-cycle state and the handle plugins work through (upstream's framework handle and pod evictor).
 
 Dry-run semantics: an evicted pod disappears from every later view in the same cycle, and is never placed elsewhere;
-in a sampled cycle whose order lags (sampling.Order.evictions_lag) it disappears only from the views of the plugin
-that evicted it, as when the descheduler's informers have not caught up with the eviction.
+in a sampled cycle whose order lags (sampling.Order.lag_window) the latest evictions before a plugin starts are
+still in its views, as when the descheduler's informers have not caught up with them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Collection, Iterable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
     R_NODE_FIT,
@@ -58,14 +58,18 @@ class CycleState:
         self.flavor = "upstream"  # "volcano": plugins behave as the Volcano descheduler's (Policy.flavor)
 
     def pods_on_node(self, node_name: str, all_phases: bool = False,
-                     hidden: Optional[Any] = None) -> list[Pod]:
-        """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle (or only those in
-        ``hidden``), in indexer order."""
+                     still_listed: Collection[int] = ()) -> list[Pod]:
+        """ListPodsOnANode (non-terminal) or ListAllPodsOnANode, minus the pods evicted this cycle but those in
+        ``still_listed``, in indexer order."""
         pods = self.snapshot.pods_by_node.get(node_name, ())
-        evicted = self.evicted if hidden is None else hidden
+        evicted = self.evicted
+
+        def listed(pod: Pod) -> bool:
+            return pod.index not in evicted or pod.index in still_listed
+
         if all_phases:
-            return self.order.pods(pods, lambda p: p.index not in evicted, self.snapshot.pods)
-        return self.order.pods(pods, lambda p: p.index not in evicted and not p.is_terminal(), self.snapshot.pods)
+            return self.order.pods(pods, listed, self.snapshot.pods)
+        return self.order.pods(pods, lambda p: listed(p) and not p.is_terminal(), self.snapshot.pods)
 
 
 class PluginHandle:
@@ -81,7 +85,9 @@ class PluginHandle:
         self.evictor = evictor
         self.extra_filters = list(extra_filters)
         self.evicted_count = 0
-        self.evicted_here: set[int] = set()  # what this plugin evicted: gone from its views even when they lag
+        # a lagging cycle: the latest pods evicted before this plugin started, still in its views
+        window = state.order.lag_window
+        self.still_listed: frozenset[int] = frozenset(list(state.evicted)[-window:]) if window else frozenset()
         self._fit_candidates: Optional[list[Node]] = None
 
     @property
@@ -98,18 +104,14 @@ class PluginHandle:
         return self.state.order
 
     def pods_on_node(self, node_name: str, all_phases: bool = False) -> list[Pod]:
-        hidden = self.evicted_here if self.state.order.evictions_lag else None
-        return self.state.pods_on_node(node_name, all_phases, hidden)
+        return self.state.pods_on_node(node_name, all_phases, self.still_listed)
 
     def still_listed_on(self, node_name: str) -> list[Pod]:
         """In a lagging cycle, the live pods of the node that earlier plugins evicted and this plugin's views still
         hold (what a usage count taken from those views includes); none otherwise."""
-        if not self.state.order.evictions_lag:
-            return []
         pods = self.state.snapshot.pods
-        return [pods[index] for index in self.state.evicted
-                if index not in self.evicted_here and pods[index].node_name == node_name
-                and not pods[index].is_terminal()]
+        return [pods[index] for index in self.still_listed
+                if pods[index].node_name == node_name and not pods[index].is_terminal()]
 
     def spare(self, pod: Pod, reason: str) -> None:
         self.state.spared.add(pod, reason)
@@ -177,7 +179,6 @@ class PluginHandle:
         }
         state.evictions.append(entry)
         state.evicted[pod.index] = entry
-        self.evicted_here.add(pod.index)
         self.evicted_count += 1
         return EVICTED
 

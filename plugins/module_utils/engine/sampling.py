@@ -29,11 +29,12 @@ default. A sampling ``Order`` draws, from a seeded generator, the order a fresh 
   out in a random order (its own generator).
 
 A sampling ``Order`` also draws (on its own generator, so the orders above stay as they were) whether this cycle's
-views lag: with ``evictions_lag`` each plugin's listings still hold the pods earlier plugins evicted (a second
+views lag: with a ``lag_window`` of W, a plugin's listings (and the node usage the utilization plugins count) still
+hold the W latest pods evicted before it started, the ones the informers may not have caught up with (a second
 eviction of such a pod fails, as upstream's does with NotFound); without it, as in the deterministic order, an
-evicted pod disappears from every later view. Half the sampled cycles lag: how often the race goes either way on a
-real cluster is not known, so frequencies of evictions that depend on it are estimates, while the set of possible
-evictions covers both.
+evicted pod disappears from every later view. Half the sampled cycles lag, by 1 to 3 evictions: how often and how
+far the race goes on a real cluster is not known, so frequencies of evictions that depend on it are estimates,
+while the possible evictions cover the outcomes seen on the real descheduler.
 
 ``sample_cycles`` runs the cycle once per sample on the same snapshot and policy and tallies, per pod, the share of
 cycles that evicted it.
@@ -57,18 +58,20 @@ GO_MAP_GROUP_SLOTS = 8  # a Go map this small is one group (swiss table) or one 
 GO_MAP_FIRST_TABLE = 16  # slots of the table a small map grows into
 GO_MAP_MAX_TABLE = 1024  # slots; past 7/8 of it Go splits the map into several tables (modelled as any order)
 GO_INSERTION_SORT_MAX = 12  # sort.Slice (pdqsort) insertion-sorts inputs up to this length
-LAGGING_SHARE = 0.5  # sampled cycles whose later plugins still list the pods evicted before them
+LAGGING_SHARE = 0.5  # sampled cycles whose later plugins still list the pods evicted just before them
+LAG_WINDOWS = (1, 2, 3)  # how many of the latest evictions those plugins still list
 
 
 class Order:
     """The order of one simulated cycle wherever upstream leaves it unspecified."""
 
-    def __init__(self, rng: Optional[random.Random] = None, evictions_lag: bool = False,
+    def __init__(self, rng: Optional[random.Random] = None, lag_window: int = 0,
                  ties_rng: Optional[random.Random] = None) -> None:
         self._rng = rng
         # pdqsort's order of equal elements past 12 (its own generator: the other draws stay as they were)
         self._ties_rng = ties_rng if ties_rng is not None or rng is None else random.Random(0)
-        self.evictions_lag = evictions_lag  # later plugins still list pods evicted earlier in the cycle
+        # how many of the latest evictions a plugin's views still list when it starts (0: none)
+        self.lag_window = lag_window
         # per listed sequence (a node's pods): its items in insertion order and their map layout, for the cycle
         self._layouts: dict[int, tuple[list, list[Optional[int]]]] = {}
         self._index_ranks: Optional[dict[int, int]] = None
@@ -76,6 +79,10 @@ class Order:
     @property
     def shuffled(self) -> bool:
         return self._rng is not None
+
+    @property
+    def evictions_lag(self) -> bool:
+        return self.lag_window > 0
 
     def nodes(self, nodes: Sequence[T], keep: Callable[[T], bool]) -> list[T]:
         """The node lister's order over all nodes (name order), keeping those ``keep`` admits; once per cycle."""
@@ -215,8 +222,9 @@ def order_for_sample(sample: int, seed: int) -> Order:
     """Sample 0 is the deterministic order; sample i ≥ 1 a shuffling order seeded from (seed, i)."""
     if sample == 0:
         return DETERMINISTIC
-    lag = random.Random(f"descheduler.fleet/{seed}/{sample}/lag").random() < LAGGING_SHARE
-    return Order(random.Random(f"descheduler.fleet/{seed}/{sample}"), evictions_lag=lag,
+    lag = random.Random(f"descheduler.fleet/{seed}/{sample}/lag")
+    window = lag.choice(LAG_WINDOWS) if lag.random() < LAGGING_SHARE else 0
+    return Order(random.Random(f"descheduler.fleet/{seed}/{sample}"), lag_window=window,
                  ties_rng=random.Random(f"descheduler.fleet/{seed}/{sample}/ties"))
 
 
