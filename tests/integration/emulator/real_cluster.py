@@ -249,17 +249,40 @@ def _raw(client: Any, method: str, path: str, body: Any = None) -> Any:
 
 
 def cluster_scoped_names(client: Any) -> dict[str, set[str]]:
+    """Names per kind of the cluster-scoped objects tests create: the built-in kinds of CLUSTER_SCOPED by plural, and
+    the objects of every cluster-scoped custom resource by their collection's path (``/apis/<group>/<v>/<plural>``):
+    a CRD an earlier test left in place must not carry this test's objects (a `Scheduler` "cluster") into the next."""
     names: dict[str, set[str]] = {}
     for plural, prefix in CLUSTER_SCOPED.items():
         listed = _raw(client, "GET", f"{prefix}/{plural}")
         names[plural] = {item["metadata"]["name"] for item in listed["items"]
                          if not item["metadata"]["name"].startswith(SYSTEM_PREFIXES)}
+    for collection in _custom_cluster_collections(client):
+        try:
+            listed = _raw(client, "GET", collection)
+        except ClusterApiError:
+            continue  # not served (yet, or any more)
+        names[collection] = {item["metadata"]["name"] for item in listed["items"]}
     return names
+
+
+def _custom_cluster_collections(client: Any) -> list[str]:
+    crds = _raw(client, "GET", f"{CLUSTER_SCOPED['customresourcedefinitions']}/customresourcedefinitions")
+    collections = []
+    for crd in crds["items"]:
+        spec = crd.get("spec") or {}
+        if spec.get("scope") != "Cluster" or crd["metadata"].get("deletionTimestamp"):
+            continue
+        served = [v["name"] for v in spec.get("versions") or [] if v.get("served")]
+        if served:
+            collections.append(f"/apis/{spec['group']}/{served[0]}/{spec['names']['plural']}")
+    return collections
 
 
 def _delete_cluster_scoped(client: Any, plural: str, name: str) -> None:
     try:
-        _raw(client, "DELETE", f"{CLUSTER_SCOPED[plural]}/{plural}/{name}")
+        prefix = plural if plural.startswith("/") else f"{CLUSTER_SCOPED[plural]}/{plural}"
+        _raw(client, "DELETE", f"{prefix}/{name}")
     except ClusterApiError as error:
         if error.status not in (404, 409):
             raise
