@@ -39,7 +39,7 @@ class FleetPlanes:
     def planes(self, count: int) -> list[Any]:
         while len(self._extra) < count - 1:
             self._start_extra()
-        return [self.first, *(plane for plane, _, _ in self._extra[:count - 1])]
+        return [self.first, *(extra[0] for extra in self._extra[:count - 1])]
 
     def _start_extra(self) -> None:
         from controlplane import ControlPlane
@@ -56,7 +56,7 @@ class FleetPlanes:
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n\n".join(f"######## fleet cluster {index} ########\n{plane.log_tail(lines)}"
-                           for index, (plane, _, _) in enumerate(self._extra, start=2))
+                           for index, (plane, *_rest) in enumerate(self._extra, start=2))
 
     def stop(self, keep_logs: bool) -> None:
         """Before the first plane stops: the extra planes' API servers use its etcd."""
@@ -79,6 +79,7 @@ def fleet_of(planes: Callable[[int], list[Any]] | None, tmp_path: Path) -> Itera
     cleanups: list[Callable[[], None]] = []
     with ExitStack() as stack:
         stack.callback(run_concurrently, cleanups)
+
         def clusters(count: int) -> list[Any]:
             if planes is None:
                 return [_emulator(stack, tmp_path / f"cluster-{index}.kubeconfig") for index in range(1, count + 1)]

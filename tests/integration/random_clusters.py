@@ -123,11 +123,15 @@ def _thresholds(rng: random.Random, low: bool) -> Obj:
     return {key: values[key] for key in sorted(keys)}
 
 
+def _low_and_target(rng: random.Random) -> Obj:
+    low = _thresholds(rng, low=True)
+    target = {key: value + rng.choice([20, 30, 40]) for key, value in low.items()}
+    return {"thresholds": low, "targetThresholds": target}
+
+
 PLUGINS: dict[str, tuple[str, Any]] = {
     # name: (extension point, args factory)
-    "LowNodeUtilization": ("balance", lambda rng: (lambda low: {
-        "thresholds": low, "targetThresholds": {key: value + rng.choice([20, 30, 40]) for key, value in low.items()},
-    })(_thresholds(rng, low=True))),
+    "LowNodeUtilization": ("balance", _low_and_target),
     "HighNodeUtilization": ("balance", lambda rng: {"thresholds": _thresholds(rng, low=False)}),
     "RemoveDuplicates": ("balance", lambda rng: {}),
     "RemovePodsViolatingTopologySpreadConstraint": ("balance", lambda rng: {}),

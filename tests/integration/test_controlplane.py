@@ -90,7 +90,6 @@ def test_namespaces_and_nodes_of_a_test_are_removed_after_it(kube: Any, api_clie
     assert all(n.metadata.deletion_timestamp for n in left)
 
 
-
 @pytest.fixture(scope="module")
 def scheduler_crd_before_the_tests(control_plane: Any) -> Any:
     """A cluster-scoped CRD that is there before the next two tests start (as one an earlier test left would be)."""
@@ -114,12 +113,13 @@ def test_a_test_makes_a_cluster_scoped_custom_object(scheduler_crd_before_the_te
 
 
 def test_cluster_scoped_custom_objects_of_a_test_are_removed_after_it(scheduler_crd_before_the_tests: str,
-                                                                       api_client: Any) -> None:
+                                                                      api_client: Any) -> None:
     # The CRD stays (it was there before), the previous test's Scheduler "cluster" does not: it once leaked a
     # HighNodeUtilization scheduler profile into every later KubeDescheduler test of the session.
     from standins.rest import Rest
 
     assert Rest(api_client).get(f"{scheduler_crd_before_the_tests}/cluster") is None
+
 
 @pytest.mark.faults
 def test_the_fault_proxy_injects_429_storms_errors_drops_and_delays(kube: Any, api_client: Any, namespace: str) -> None:

@@ -386,8 +386,12 @@ def test_deleting_an_owner_cascades_unless_orphaned(kube: Any, api_client: Any, 
     apps.delete_namespaced_replica_set("solo", namespace,
                                        body=client.V1DeleteOptions(propagation_policy="Orphan"))
     assert eventually(lambda: kube.get("ReplicaSet", namespace, "solo") is None)
-    orphan = eventually(lambda: (lambda p: p if p and not p["metadata"].get("ownerReferences") else None)(
-        kube.get("Pod", namespace, "solo-1")))
+
+    def orphaned() -> Obj | None:
+        found = kube.get("Pod", namespace, "solo-1")
+        return found if found and not found["metadata"].get("ownerReferences") else None
+
+    orphan = eventually(orphaned)
     assert orphan is not None and not orphan["metadata"].get("ownerReferences")
 
 
@@ -539,7 +543,7 @@ def test_eviction_with_two_budgets_is_500(kube: Any, api_client: Any, namespace:
 
 
 def test_eviction_of_missing_pod_is_404_and_dry_run_keeps_the_pod(kube: Any, api_client: Any,
-                                                                   namespace: str) -> None:
+                                                                  namespace: str) -> None:
     core, policy = client.CoreV1Api(api_client), client.PolicyV1Api(api_client)
     body = expect_error(404, "NotFound", core.create_namespaced_pod_eviction, "ghost", namespace,
                         eviction("ghost", namespace))
@@ -864,7 +868,7 @@ def test_pdb_status_follows_pod_health_and_percentages(kube: Any, api_client: An
     wait_budget(policy, "half", namespace, (4, 2, 4, 2))
     wait_budget(policy, "quarter", namespace, (5, 3, 5, 2))  # 25% of 5 rounds up to 2 unavailable
     core.patch_namespaced_pod_status("web-0", namespace, {"status": {"conditions": [{"type": "Ready",
-                                                                                      "status": "False"}]}})
+                                                                                     "status": "False"}]}})
     wait_budget(policy, "half", namespace, (3, 2, 4, 1))
     # An unready pod is evicted without using the budget while the budget is met (IfHealthyBudget).
     core.create_namespaced_pod_eviction("web-0", namespace, eviction("web-0", namespace))

@@ -122,7 +122,7 @@ def test_install_then_uninstall_a_fleet_of_two(fleet: Fleet) -> None:
 
 
 def test_failing_canary_stops_the_rollout(fleet: Fleet) -> None:
-    _, rest = fleet.add({"canary": {"packages": []}, "rest": {}})  # the canary's catalog lacks the package
+    _canary, rest = fleet.add({"canary": {"packages": []}, "rest": {}})  # the canary's catalog lacks the package
 
     process = fleet.run(INSTALL)
     assert process.returncode != 0

@@ -82,7 +82,7 @@ def loadaware_policy(address: str) -> dict:
 
 def plan_task(kube: Any, **options: Any) -> dict:
     return {"name": "Plan", "descheduler.fleet.plan": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
-                                                        "now": NOW, **options},
+                                                       "now": NOW, **options},
             "register": "plan", "ignore_errors": True}
 
 
@@ -136,7 +136,7 @@ def test_an_unreachable_prometheus_is_named_in_one_warning(kube: Any, tmp_path: 
 
 
 def test_an_unauthorised_prometheus_is_asked_once_and_the_warning_says_what_to_give(kube: Any,
-                                                                                     tmp_path: Path) -> None:
+                                                                                    tmp_path: Path) -> None:
     load_cluster(kube)
     with PrometheusStandIn(answers(), token="s3cret") as prometheus:
         process, results = run_tasks(tmp_path, [plan_task(kube, policy=loadaware_policy(prometheus.url),

@@ -68,7 +68,7 @@ def dry_run_cycles(binary: Path, kubeconfig: Path, policy: dict[str, Any], workd
     current: list[UpstreamEviction] = []
     deadline = time.monotonic() + CYCLE_TIMEOUT * (cycles + 1)
     with log.open("w") as sink, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                  text=True) as process:
+                                                 text=True) as process:
         try:
             for line in process.stdout:
                 sink.write(line)

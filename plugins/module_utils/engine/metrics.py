@@ -261,7 +261,8 @@ class ActualUsage:
 
     def _fetch(self, query: str, address: str) -> PrometheusAnswer:
         """Send the query live once; the answer is kept (and read) exactly as a recorded one would be."""
-        assert self.live_query is not None
+        if self.live_query is None:
+            raise MetricsError(f"no live Prometheus to send {query!r} to (record its answer with prometheus_result)")
         body = self.live_query(query, address)
         try:
             answer = parse_prometheus_answer(body, query, f"the live answer to {query!r}")

@@ -136,7 +136,7 @@ class KubeVirt(StandIn):
     def install(self) -> KubeVirt:
         install_crds(self.rest, KUBEVIRT_CRDS)
         self.rest.create_if_absent(path("v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": self.namespace}})
+                                                              "metadata": {"name": self.namespace}})
         configuration = {"evictionStrategy": self.eviction_strategy} if self.eviction_strategy else {}
         self.rest.create_if_absent(path(API, "kubevirts", self.namespace), {
             "apiVersion": API, "kind": "KubeVirt", "metadata": {"name": "kubevirt", "namespace": self.namespace},

@@ -179,7 +179,7 @@ class PodTopologySpread:
         for i, c in enumerate(constraints):
             key = c.topology_key
             values = columns.fixed((NAME, "value", key), indexes, lambda nodes, key=key: [n.labels.get(key)
-                                                                                         for n in nodes])
+                                                                                          for n in nodes])
             # filter(): fails without the label, or when count + self match - minimum > maxSkew
             threshold = c.max_skew + minimum[i] - (1 if c.matches(pod) else 0)
             fits = map(and_, map(is_not, values, repeat(None)),

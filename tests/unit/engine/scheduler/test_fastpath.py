@@ -90,8 +90,9 @@ def _scheduling(rng: random.Random, app: str) -> dict:
         affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"topologyKey": HOST, "labelSelector": {"matchLabels": {"app": app}}}]}
     elif roll < 0.35:
-        affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10,
-            "podAffinityTerm": {"topologyKey": ZONE, "labelSelector": {"matchLabels": {"app": app}}}}]}
+        term = {"topologyKey": ZONE, "labelSelector": {"matchLabels": {"app": app}}}
+        affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": term}]}
     if rng.random() < 0.15:
         affinity["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": rng.randint(1, 50), "preference": {"matchExpressions": [
@@ -168,7 +169,7 @@ def _generator() -> Any:
 
 
 @pytest.mark.parametrize("seed,nodes,config", [(1, 150, "default"), (2, 220, "most-allocated"),
-                                                (3, 120, "ratio-30-percent"), (4, 180, "reweighted")])
+                                               (3, 120, "ratio-30-percent"), (4, 180, "reweighted")])
 def test_whole_plans_are_identical_on_generated_clusters(seed: int, nodes: int, config: str) -> None:
     """A drain of a quarter of a generated cluster, planned with placement through each path."""
     objects = _generator().build_cluster(nodes, 12, seed=seed, now=NOW, flavor="openshift")
