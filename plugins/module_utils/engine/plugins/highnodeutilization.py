@@ -93,16 +93,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
 def _classify(handle: PluginHandle, infos: list[nu.NodeInfo],
               thresholds: dict[str, float]) -> tuple[list[nu.NodeInfo], list[nu.NodeInfo]]:
     """Under: every threshold resource ≤ its threshold (unschedulable nodes too); destinations: the schedulable rest."""
-    under, destinations = [], []
-    for info in infos:
-        if all(info.pct.get(r, 0.0) <= thresholds[r] for r in thresholds):
-            under.append(info)
-            handle.note(info.node.name, UNDER)
-        else:
-            if not info.node.unschedulable:
-                destinations.append(info)
-            handle.note(info.node.name, APPROPRIATE)
-    return under, destinations
+    return _split(handle, infos, lambda info: all(info.pct.get(r, 0.0) <= thresholds[r] for r in thresholds))
 
 
 def _classify_v0271(handle: PluginHandle, infos: list[nu.NodeInfo], thresholds: dict[str, float],
@@ -110,9 +101,16 @@ def _classify_v0271(handle: PluginHandle, infos: list[nu.NodeInfo], thresholds: 
     """Upstream v0.27.1: every resource (cpu, memory, pods at 100% unless named) at most its absolute threshold,
     int64(pct × 0.01 × allocatable) in whole millis of cpu, bytes, pods or units."""
     filled = {r: thresholds.get(r, 100.0) for r in resources}
+    return _split(handle, infos, lambda info: all(
+        info.usage.get(r, 0) <= int(filled[r] * 0.01 * info.capacity.get(r, 0)) for r in resources))
+
+
+def _split(handle: PluginHandle, infos: list[nu.NodeInfo],
+           is_under: Callable[[nu.NodeInfo], bool]) -> tuple[list[nu.NodeInfo], list[nu.NodeInfo]]:
+    """Underutilized nodes, and the schedulable others as destinations; each node noted with its class."""
     under, destinations = [], []
     for info in infos:
-        if all(info.usage.get(r, 0) <= int(filled[r] * 0.01 * info.capacity.get(r, 0)) for r in resources):
+        if is_under(info):
             under.append(info)
             handle.note(info.node.name, UNDER)
         else:
