@@ -134,6 +134,8 @@ class Cluster:
     def __init__(self, nodes: Iterable[Node], namespace_labels: Mapping[str, Mapping[str, str]]) -> None:
         self.nodes: list[NodeInfo] = [NodeInfo(n, i) for i, n in enumerate(scheduler_order(nodes))]
         self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
+        # whether TaintToleration's score can differ between nodes (taints do not change during the preview)
+        self.prefer_no_schedule = any(t.get("effect") == "PreferNoSchedule" for n in self.nodes for t in n.taints)
         self.namespace_labels = namespace_labels
         self.location: dict[str, NodeInfo] = {}  # pod key → node
         self.pods_by_namespace: dict[str, dict[str, SchedPod]] = {}

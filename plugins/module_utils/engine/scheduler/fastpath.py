@@ -8,17 +8,17 @@ Between two replacements only the node that took the previous one changes. So:
   BalancedAllocation) or not on node state at all (taints, node labels: TaintToleration, NodeAffinity) are kept per
   node in columns keyed by those numbers; a node's entries are forgotten when a pod is bound to or unbound from it
   (``Cluster.changes``);
-- a plugin offers ``window_scores(pod, cluster, window, columns)`` when it can score the feasible nodes this way;
-  the others are scored exactly as ``framework.score_nodes`` does.
+- a plugin offers ``window_scores(pod, cluster, window, columns)`` when it can score the feasible nodes this way
+  (a list, or one int when every node scores the same); the others are scored exactly as ``framework.score_nodes`` does.
 When no node fits, the reference path computes the decision, so the FitError message is upstream's.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from itertools import compress, repeat
+from bisect import bisect_left, insort
+from itertools import compress, filterfalse, repeat
 from operator import add, and_, itemgetter, mul
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
@@ -132,12 +132,7 @@ class FastScheduler:
         self.columns = Columns(cluster)
         self.views: dict[tuple, StaticView] = {}
         self.names = [n.name for n in cluster.nodes]
-        # free pods, cpu (millis) and memory per node, as NodeResourcesFit.filter computes them
-        self.free_pods = [0] * len(cluster.nodes)
-        self.free_cpu = [0] * len(cluster.nodes)
-        self.free_memory = [0] * len(cluster.nodes)
-        self.room_seen = len(cluster.changes)
-        self._update_room(range(len(cluster.nodes)))
+        self.room = Room(cluster)
 
     def schedule(self, profile: Profile, pod: SchedPod) -> Decision:
         cluster = self.cluster
@@ -204,13 +199,13 @@ class FastScheduler:
         # NodeResourcesFit comes first and checks only cpu, memory and the pod count: it runs on as many nodes at a
         # time as are still wanted (so the scan never looks past the last node it needs), the later filters on
         # the nodes it passes, in order
-        self._sync_room()
+        self.room.sync()
         later = dynamic[1:]
         position = 0
         while len(window) < wanted and position < len(order):
             chunk = order[position:position + wanted - len(window)]
             position += len(chunk)
-            fitting = self._fitting(chunk, state[0], state[1])
+            fitting = self.room.fitting(chunk, state[0], state[1])
             if len(fitting) < len(chunk):
                 failed[plugin.name] = failed.get(plugin.name, 0) + len(chunk) - len(fitting)
             if not later:
@@ -230,30 +225,6 @@ class FastScheduler:
                 fitting = survivors
             window += fitting
         return window, failed
-
-    def _sync_room(self) -> None:
-        """Bring the free pods, cpu and memory of the nodes changed since the last call up to date."""
-        changes = self.cluster.changes
-        if self.room_seen < len(changes):
-            self._update_room(set(changes[self.room_seen:]))
-            self.room_seen = len(changes)
-
-    def _update_room(self, indexes: Iterable[int]) -> None:
-        nodes = self.cluster.nodes
-        for index in indexes:
-            node = nodes[index]
-            self.free_pods[index] = node.alloc_pods - len(node.pods)
-            self.free_cpu[index] = node.alloc_cpu - node.req_cpu
-            self.free_memory[index] = node.alloc_memory - node.req_memory
-
-    def _fitting(self, chunk: list[int], cpu: int, memory: int) -> list[int]:
-        """The nodes of ``chunk`` with room for one more pod and for its cpu and memory (when it asks any)."""
-        fits: Any = map(ZERO.__lt__, _values(self.free_pods, chunk))
-        if cpu > 0:
-            fits = map(and_, fits, map(cpu.__le__, _values(self.free_cpu, chunk)))
-        if memory > 0:
-            fits = map(and_, fits, map(memory.__le__, _values(self.free_memory, chunk)))
-        return list(compress(chunk, fits))
 
     def _best(self, profile: Profile, pod: SchedPod, window: list[int]) -> tuple[int, list[int]]:
         """The highest total score over the window and the nodes that have it.
@@ -284,7 +255,9 @@ class FastScheduler:
                 scores = plugin_scores(plugin, pod, self.cluster, feasible)
             if scores is SKIP:
                 continue
-            if scores.count(scores[0]) == len(scores):
+            if isinstance(scores, int):  # the same score on every node
+                offset += scores * weight
+            elif scores.count(scores[0]) == len(scores):
                 offset += scores[0] * weight
             else:
                 exact_scores.append((scores, weight))
@@ -293,7 +266,7 @@ class FastScheduler:
         if upper is None:
             best = max(exact)
             return best, list(compress(window, map(best.__eq__, exact)))
-        top = max(range(len(window)), key=upper.__getitem__)
+        top = upper.index(max(upper))
         lowest_best = self._exact_totals(pod, window, [top], exact, bounded)[0]
         candidates = list(compress(range(len(window)), map(lowest_best.__le__, upper)))
         totals = self._exact_totals(pod, window, candidates, exact, bounded)
@@ -307,6 +280,78 @@ class FastScheduler:
         for plugin, weight in bounded:
             totals = _weighted_sum(totals, plugin.score_many(pod, None, nodes), weight)
         return totals
+
+
+class Room:
+    """Free pods, cpu (millis) and memory per node, as NodeResourcesFit.filter computes them, with the nodes kept
+    sorted by free cpu and by free memory: the nodes too small for a pod are a short prefix of each, so a run of
+    nodes is checked by looking at those few instead of at every node of the run."""
+
+    # past this many too-small nodes, checking every node of the run is cheaper
+    MAX_EXCLUDED = 64
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        size = len(cluster.nodes)
+        self.free_pods = [0] * size
+        self.free_cpu = [0] * size
+        self.free_memory = [0] * size
+        self.full: set[int] = set()  # nodes without room for one more pod
+        self.seen = len(cluster.changes)
+        for index in range(size):
+            self._measure(index)
+        self.by_cpu = sorted(zip(self.free_cpu, range(size), strict=True))
+        self.by_memory = sorted(zip(self.free_memory, range(size), strict=True))
+
+    def sync(self) -> None:
+        """Bring the nodes changed since the last call up to date."""
+        changes = self.cluster.changes
+        if self.seen < len(changes):
+            for index in set(changes[self.seen:]):
+                cpu, memory = self.free_cpu[index], self.free_memory[index]
+                self._measure(index)
+                _move(self.by_cpu, (cpu, index), (self.free_cpu[index], index))
+                _move(self.by_memory, (memory, index), (self.free_memory[index], index))
+            self.seen = len(changes)
+
+    def _measure(self, index: int) -> None:
+        node = self.cluster.nodes[index]
+        self.free_pods[index] = node.alloc_pods - len(node.pods)
+        self.free_cpu[index] = node.alloc_cpu - node.req_cpu
+        self.free_memory[index] = node.alloc_memory - node.req_memory
+        if self.free_pods[index] <= 0:
+            self.full.add(index)
+        else:
+            self.full.discard(index)
+
+    def fitting(self, chunk: list[int], cpu: int, memory: int) -> list[int]:
+        """The nodes of ``chunk`` with room for one more pod and for its cpu and memory (when it asks any)."""
+        small_cpu = bisect_left(self.by_cpu, (cpu, -1)) if cpu > 0 else 0
+        small_memory = bisect_left(self.by_memory, (memory, -1)) if memory > 0 else 0
+        if small_cpu + small_memory + len(self.full) > self.MAX_EXCLUDED:
+            return self._fitting_each(chunk, cpu, memory)
+        excluded = set(self.full)
+        excluded.update(index for _free, index in self.by_cpu[:small_cpu])
+        excluded.update(index for _free, index in self.by_memory[:small_memory])
+        if not excluded:
+            return chunk
+        return list(filterfalse(excluded.__contains__, chunk))
+
+    def _fitting_each(self, chunk: list[int], cpu: int, memory: int) -> list[int]:
+        fits: Any = map(ZERO.__lt__, _values(self.free_pods, chunk))
+        if cpu > 0:
+            fits = map(and_, fits, map(cpu.__le__, _values(self.free_cpu, chunk)))
+        if memory > 0:
+            fits = map(and_, fits, map(memory.__le__, _values(self.free_memory, chunk)))
+        return list(compress(chunk, fits))
+
+
+def _move(ordered: list, old: tuple, new: tuple) -> None:
+    """Replace ``old`` by ``new`` in a sorted list."""
+    if old == new:
+        return
+    del ordered[bisect_left(ordered, old)]
+    insort(ordered, new)
 
 
 def _weighted_total(scores: list[tuple[list[int], int]], size: int, offset: int) -> list[int]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from bisect import bisect_left
+from typing import Any, Callable, Iterable, Iterator
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -44,3 +45,17 @@ class Memo(dict):
     def __missing__(self, key: Any) -> Any:
         value = self[key] = self.compute(key)
         return value
+
+
+def window_positions(window: list[int], indexes: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """(node index, position in ``window``) for those of ``indexes`` in the window. A window lists node indexes
+    ascending from where the scan started, wrapping around once, so each lookup is a binary search of one run."""
+    if not window:
+        return
+    first = window[0]
+    wrap = bisect_left(window, True, key=first.__gt__)  # where the run below the start begins
+    for index in indexes:
+        low, high = (0, wrap) if index >= first else (wrap, len(window))
+        j = bisect_left(window, index, low, high)
+        if j < high and window[j] == index:
+            yield index, j

@@ -22,6 +22,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     SKIP,
     Memo,
     go_round,
+    window_positions,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.tainttoleration import (
@@ -281,12 +282,16 @@ class PodTopologySpread:
         return result
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath, for the system default constraints (most replacements): pre_score, score_many and
-        normalize_nodes in one, the score computed once per distinct (topology values, pods of the controller on
-        the node). Other constraints return None: the reference path scores them."""
-        if pod.model.spread_constraints or self.defaulting != "System" or not pod.namespace:
+        """fastpath: pre_score, score_many and normalize_nodes in one, the score computed once per distinct
+        (topology values, pods of the controller on the node)."""
+        if not pod.namespace:
             return None
-        constraints = self._defaults(pod, "ScheduleAnyway")
+        if pod.model.spread_constraints:
+            constraints = pod_constraints(pod, "ScheduleAnyway")
+            require_all = True
+        else:
+            constraints = self._defaults(pod, "ScheduleAnyway")
+            require_all = self.defaulting != "System"
         if not constraints:
             return SKIP
         keys = tuple(c.topology_key for c in constraints)
@@ -295,23 +300,27 @@ class PodTopologySpread:
         labels = columns.fixed((NAME, keys), window, lambda nodes: [
             tuple((True if k in n.labels else None) if k == HOSTNAME else n.labels.get(k) for k in keys)
             for n in nodes])
-        # as pre_score with require_all False: no node is ignored, a node without the key counts as value ""
-        present = set(labels)
+        # as pre_score: with require_all a node lacking a key is ignored (scores 0, not normalized), without it a
+        # node lacking the key counts as value ""
+        present = {found for found in set(labels) if not (require_all and None in found)}
+        ignored = (len(labels) - sum(map(labels.count, present))) if require_all else 0
         values: list[dict[str, int]] = [{} for _unused in constraints]
         weights = []
         for i, c in enumerate(constraints):
             if c.topology_key == HOSTNAME:
-                weights.append(math.log(len(window) + 2))
+                weights.append(math.log(len(window) - ignored + 2))
                 continue
             for found in present:
                 values[i].setdefault("" if found[i] is None else found[i], 0)
             weights.append(math.log(len(values[i]) + 2))
         host_counts: dict[int, list[int]] = {}
-        self._count(pod, cluster, constraints, False, values, host_counts)
+        self._count(pod, cluster, constraints, require_all, values, host_counts)
         plan = [(c.topology_key == HOSTNAME, i, weights[i], c.max_skew - 1, values[i])
                 for i, c in enumerate(constraints)]
 
-        def raw(node_values: tuple, hosted: Optional[list[int]]) -> int:
+        def raw(node_values: tuple, hosted: Optional[list[int]]) -> Optional[int]:
+            if node_values not in present:
+                return None  # ignored
             total = 0.0  # the same float operations, in the same order, as score_many
             for by_host, i, weight, base, counts in plan:
                 value = node_values[i]
@@ -323,17 +332,9 @@ class PodTopologySpread:
 
         by_values = Memo(lambda node_values: raw(node_values, None))
         scores = list(map(by_values.__getitem__, labels))
-        if host_counts:
-            position = {index: j for j, index in enumerate(window)}
-            for index, hosted in host_counts.items():
-                j = position.get(index)
-                if j is not None:
-                    scores[j] = raw(labels[j], hosted)
-        lowest, highest = min(scores), max(scores)
-        if highest == 0:
-            return [MAX_NODE_SCORE] * len(scores)
-        normalized = Memo(lambda score: MAX_NODE_SCORE * (highest + lowest - score) // highest)
-        return list(map(normalized.__getitem__, scores))
+        for index, j in window_positions(window, host_counts):
+            scores[j] = raw(labels[j], host_counts[index])
+        return _normalized(scores, ignored)
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
         constraints, ignored, values, host_counts, weights = state
@@ -363,3 +364,18 @@ class PodTopologySpread:
                 scores[i] = MAX_NODE_SCORE
             else:
                 scores[i] = MAX_NODE_SCORE * (highest + lowest - scores[i]) // highest
+
+
+def _normalized(scores: list[Optional[int]], ignored: int) -> Any:
+    """normalize_nodes over a window's raw scores, None for an ignored node (0 after normalization); one int when
+    every node scores the same."""
+    considered = [score for score in scores if score is not None] if ignored else scores
+    lowest, highest = min(considered, default=0), max(considered, default=0)
+    if highest == 0 and not ignored:
+        return MAX_NODE_SCORE
+
+    def normalize(score: Optional[int]) -> int:
+        if score is None:
+            return 0
+        return MAX_NODE_SCORE if highest == 0 else MAX_NODE_SCORE * (highest + lowest - score) // highest
+    return list(map(Memo(normalize).__getitem__, scores))

@@ -7,6 +7,7 @@ from typing import Any, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import tolerates_taint
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
+    MAX_NODE_SCORE,
     default_normalize_score,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
@@ -63,8 +64,11 @@ class TaintToleration:
     def normalize(self, state: Any, scores: list[int]) -> None:
         default_normalize_score(scores, reverse=True)
 
-    def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> list[int]:
-        """fastpath: the raw score depends on the node's taints and the pod's tolerations only."""
+    def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
+        """fastpath: the raw score depends on the node's taints and the pod's tolerations only. Without any
+        PreferNoSchedule taint in the cluster every raw score is 0, which normalizes to the maximum everywhere."""
+        if not cluster.prefer_no_schedule:
+            return MAX_NODE_SCORE
         prefer = prefer_tolerations(pod.model.tolerations)
         scores = columns.fixed((NAME, repr(prefer)), window, lambda nodes: self.score_many(pod, prefer, nodes))
         self.normalize(prefer, scores)

@@ -19,7 +19,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     load_profiles,
     schedule,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, window_positions
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
     PlacementRequest,
     build_cluster,
@@ -32,6 +32,7 @@ from schedtest import node, pod, sched
 NOW = "2026-11-22T12:00:00Z"
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
+RACK = "example.com/rack"  # on half the nodes: spreading over it ignores (or counts as "") the others
 DRAIN = {"key": "drain", "value": "true", "effect": "NoSchedule"}
 CONFIGS: dict[str, Any] = {
     "default": None,
@@ -56,6 +57,8 @@ def random_cluster(rng: random.Random, nodes: int) -> list[dict]:
         labels = {HOST: f"n{i:03d}", "disk": rng.choice(["ssd", "hdd"])}
         if rng.random() < 0.9:
             labels[ZONE] = rng.choice(zones)
+        if rng.random() < 0.5:
+            labels[RACK] = f"r{rng.randrange(4)}"
         taints = []
         if rng.random() < 0.1:
             taints.append({"key": "team", "value": "a", "effect": rng.choice(["NoSchedule", "PreferNoSchedule"])})
@@ -82,10 +85,11 @@ def _scheduling(rng: random.Random, app: str) -> dict:
     affinity: dict[str, Any] = {}
     roll = rng.random()
     if roll < 0.15:
+        keys = rng.sample([ZONE, HOST, RACK], rng.randint(1, 2))
         spec["topologySpreadConstraints"] = [{
-            "maxSkew": rng.randint(1, 2), "topologyKey": rng.choice([ZONE, HOST]),
+            "maxSkew": rng.randint(1, 2), "topologyKey": key,
             "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
-            "labelSelector": {"matchLabels": {"app": app}}}]
+            "labelSelector": {"matchLabels": {"app": app}}} for key in keys]
     elif roll < 0.25:
         affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"topologyKey": HOST, "labelSelector": {"matchLabels": {"app": app}}}]}
@@ -214,3 +218,14 @@ def test_score_bounds_are_upper_bounds_of_the_scores() -> None:
         target = rng.choice(state.nodes)  # the bounds follow the nodes as pods land on them
         state.bind(incoming, target.name)
     assert checked > 500
+
+
+def test_window_positions_finds_nodes_in_a_wrapped_window() -> None:
+    """A window lists node indexes ascending from the scan's start and wraps around once."""
+    rng = random.Random("positions")
+    for _unused in range(2000):
+        passing = sorted(rng.sample(range(200), rng.randint(1, 50)))
+        split = rng.randint(0, len(passing))
+        window = [i for i in passing[split:] + passing[:split] if rng.random() < 0.7] or passing[:1]
+        wanted = rng.sample(range(200), 20)
+        assert dict(window_positions(window, wanted)) == {i: window.index(i) for i in wanted if i in window}
