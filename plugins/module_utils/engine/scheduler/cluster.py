@@ -134,6 +134,7 @@ class Cluster:
     def __init__(self, nodes: Iterable[Node], namespace_labels: Mapping[str, Mapping[str, str]]) -> None:
         self.nodes: list[NodeInfo] = [NodeInfo(n, i) for i, n in enumerate(scheduler_order(nodes))]
         self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
+        self.allocatable_shapes = sorted({(n.alloc_cpu, n.alloc_memory) for n in self.nodes})
         # whether TaintToleration's score can differ between nodes (taints do not change during the preview)
         self.prefer_no_schedule = any(t.get("effect") == "PreferNoSchedule" for n in self.nodes for t in n.taints)
         self.namespace_labels = namespace_labels

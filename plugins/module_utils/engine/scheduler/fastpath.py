@@ -81,21 +81,26 @@ class StaticView:
 
 class Columns:
     """Per-node values cached across replacements, each column under a key that captures everything of the pod the
-    value depends on. ``fixed`` columns depend on node spec only (labels, taints); ``changing`` ones on what is
-    bound to the node too, and lose a node's entry when the cluster records a change on it."""
+    value depends on. ``fixed`` columns depend on node spec only (labels, taints): they are computed for every node
+    at first use (their keys take few values). ``changing`` ones depend on what is bound to the node too, are filled
+    as windows need them and lose a node's entry when the cluster records a change on it. Both return a tuple, in
+    window order."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.fixed_columns: dict[Any, list] = {}
         self.changing_columns: dict[Any, tuple[list, list[int]]] = {}  # key → (values, [changes seen])
+        self._window: list[int] = []
+        self._window_size = 0
+        self._getter: Callable[[list], tuple] = tuple
 
-    def fixed(self, key: Any, window: list[int], compute: Callable[[list[NodeInfo]], list]) -> list:
+    def fixed(self, key: Any, window: list[int], compute: Callable[[list[NodeInfo]], list]) -> tuple:
         column = self.fixed_columns.get(key)
         if column is None:
-            column = self.fixed_columns[key] = [None] * len(self.cluster.nodes)
-        return self._pick(column, window, compute)
+            column = self.fixed_columns[key] = list(compute(self.cluster.nodes))
+        return self._get(window)(column)
 
-    def changing(self, key: Any, window: list[int], compute: Callable[[list[NodeInfo]], list]) -> list:
+    def changing(self, key: Any, window: list[int], compute: Callable[[list[NodeInfo]], list]) -> tuple:
         changes = self.cluster.changes
         entry = self.changing_columns.pop(key, None)  # re-inserted last: the dict's order is the LRU order
         if entry is None:
@@ -111,16 +116,27 @@ class Columns:
                 for index in changes[seen[0]:]:
                     column[index] = None
             seen[0] = len(changes)
-        return self._pick(column, window, compute)
+        picked = self._get(window)(column)
+        if None not in picked:
+            return picked
+        values = list(picked)
+        missing = [j for j, value in enumerate(values) if value is None]
+        nodes = self.cluster.nodes
+        for j, value in zip(missing, compute([nodes[window[j]] for j in missing]), strict=True):
+            values[j] = column[window[j]] = value
+        return tuple(values)
 
-    def _pick(self, column: list, window: list[int], compute: Callable[[list[NodeInfo]], list]) -> list:
-        picked = list(itemgetter(*window)(column)) if len(window) > 1 else [column[window[0]]]
-        if None in picked:
-            missing = [j for j, value in enumerate(picked) if value is None]
-            nodes = self.cluster.nodes
-            for j, value in zip(missing, compute([nodes[window[j]] for j in missing]), strict=True):
-                picked[j] = column[window[j]] = value
-        return picked
+    def _get(self, window: list[int]) -> Callable[[list], tuple]:
+        """A getter of the window's entries of a column, made once per window (the window is a new list per
+        replacement, and every plugin reads several columns over it)."""
+        if window is not self._window or len(window) != self._window_size:
+            self._window, self._window_size = window, len(window)
+            if len(window) == 1:
+                only = window[0]
+                self._getter = lambda column: (column[only],)
+            else:
+                self._getter = itemgetter(*window)
+        return self._getter
 
 
 class FastScheduler:
@@ -236,12 +252,17 @@ class FastScheduler:
         exact_scores = []  # (scores, weight) of the plugins scored exactly on every node
         offset = 0  # what the plugins that score every node alike add
         bound_scores = []
+        bound_offset = 0
         bounded = []
         feasible: Optional[list[NodeInfo]] = None
         for plugin, weight in profile.scorers:
             bounds = getattr(plugin, "score_bounds", None)
             scores = bounds(pod, self.cluster, window, self.columns) if bounds else None
             if scores is SKIP:
+                continue
+            if isinstance(scores, int):  # one bound for every node
+                bounded.append((plugin, weight))
+                bound_offset += scores * weight
                 continue
             if scores is not None:
                 bounded.append((plugin, weight))
@@ -262,7 +283,7 @@ class FastScheduler:
             else:
                 exact_scores.append((scores, weight))
         exact = _weighted_total(exact_scores, len(window), offset)
-        upper = list(map(add, exact, _weighted_total(bound_scores, len(window), 0))) if bounded else None
+        upper = list(map(add, exact, _weighted_total(bound_scores, len(window), bound_offset))) if bounded else None
         if upper is None:
             best = max(exact)
             return best, list(compress(window, map(best.__eq__, exact)))

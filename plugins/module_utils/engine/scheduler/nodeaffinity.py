@@ -10,7 +10,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicate
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
+    MAX_NODE_SCORE,
     SKIP,
+    Memo,
     default_normalize_score,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
@@ -44,5 +46,7 @@ class NodeAffinity:
             return SKIP
         key = (NAME, tuple(pod.model.preferred_node_terms))
         scores = columns.fixed(key, window, lambda nodes: [self.score(pod, None, n) for n in nodes])
-        self.normalize(None, scores)
-        return scores
+        highest = max(scores)
+        if highest == 0:
+            return 0  # default_normalize_score leaves every node at 0
+        return list(map(Memo(lambda raw: MAX_NODE_SCORE * raw // highest).__getitem__, scores))

@@ -8,6 +8,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicate
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
     MAX_NODE_SCORE,
+    Memo,
     default_normalize_score,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
@@ -71,5 +72,8 @@ class TaintToleration:
             return MAX_NODE_SCORE
         prefer = prefer_tolerations(pod.model.tolerations)
         scores = columns.fixed((NAME, repr(prefer)), window, lambda nodes: self.score_many(pod, prefer, nodes))
-        self.normalize(prefer, scores)
-        return scores
+        highest = max(scores)
+        if highest == 0:
+            return MAX_NODE_SCORE
+        # default_normalize_score, reversed, once per distinct raw score
+        return list(map(Memo(lambda raw: MAX_NODE_SCORE - MAX_NODE_SCORE * raw // highest).__getitem__, scores))
