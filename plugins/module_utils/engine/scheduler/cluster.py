@@ -84,16 +84,17 @@ class NodeInfo:
         self.affinity_pods: list[SchedPod] = []  # pods with any inter-pod (anti-)affinity term
 
     def add(self, pod: SchedPod, sign: int = 1) -> None:
-        self.req_cpu += sign * pod.request_milli_cpu()
-        self.req_memory += sign * pod.request_value("memory")
-        self.req_ephemeral += sign * pod.request_value("ephemeral-storage")
-        for name, amount in pod.scalar_requests().items():
+        self.req_cpu += sign * pod.cpu
+        self.req_memory += sign * pod.memory
+        self.req_ephemeral += sign * pod.ephemeral
+        for name, amount in pod.scalar.items():
             self.req_scalar[name] = self.req_scalar.get(name, 0) + sign * amount
         self.nonzero_cpu += sign * pod.nonzero_cpu
         self.nonzero_memory += sign * pod.nonzero_memory
         if sign > 0:
             self.pods.append(pod)
-            self.ports.extend(pod.host_ports)
+            if pod.host_ports:
+                self.ports.extend(pod.host_ports)
             if pod.has_affinity:
                 self.affinity_pods.append(pod)
         else:
@@ -135,8 +136,9 @@ class Cluster:
         self.nodes: list[NodeInfo] = [NodeInfo(n, i) for i, n in enumerate(scheduler_order(nodes))]
         self.by_name: dict[str, NodeInfo] = {n.name: n for n in self.nodes}
         self.allocatable_shapes = sorted({(n.alloc_cpu, n.alloc_memory) for n in self.nodes})
-        # whether TaintToleration's score can differ between nodes (taints do not change during the preview)
-        self.prefer_no_schedule = any(t.get("effect") == "PreferNoSchedule" for n in self.nodes for t in n.taints)
+        # the nodes whose TaintToleration score can differ from the rest (taints do not change during the preview)
+        self.prefer_no_schedule = [n.index for n in self.nodes
+                                   if any(t.get("effect") == "PreferNoSchedule" for t in n.taints)]
         self.namespace_labels = namespace_labels
         self.location: dict[str, NodeInfo] = {}  # pod key → node
         self.pods_by_namespace: dict[str, dict[str, SchedPod]] = {}

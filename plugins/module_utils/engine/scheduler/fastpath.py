@@ -9,7 +9,8 @@ Between two replacements only the node that took the previous one changes. So:
   node in columns keyed by those numbers; a node's entries are forgotten when a pod is bound to or unbound from it
   (``Cluster.changes``);
 - a plugin offers ``window_scores(pod, cluster, window, columns)`` when it can score the feasible nodes this way
-  (a list, or one int when every node scores the same); the others are scored exactly as ``framework.score_nodes`` does.
+  (a list, one int when every node scores the same, or SparseScores when all but a few do); the others are
+  scored exactly as ``framework.score_nodes`` does.
 When no node fits, the reference path computes the decision, so the FitError message is upstream's.
 """
 
@@ -30,7 +31,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     schedule,
     static_results,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, SparseScores
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.noderesources import (
     NodeResourcesFit,
 )
@@ -250,6 +251,7 @@ class FastScheduler:
         only for the nodes whose bounded total reaches the exact total of the most promising node: every node with
         the best total is among them, so the result is the same as scoring all."""
         exact_scores = []  # (scores, weight) of the plugins scored exactly on every node
+        sparse = []  # (SparseScores, weight)
         offset = 0  # what the plugins that score every node alike add
         bound_scores = []
         bound_offset = 0
@@ -278,11 +280,19 @@ class FastScheduler:
                 continue
             if isinstance(scores, int):  # the same score on every node
                 offset += scores * weight
+            elif isinstance(scores, SparseScores):
+                offset += scores.base * weight
+                sparse.append((scores, weight))
             elif scores.count(scores[0]) == len(scores):
                 offset += scores[0] * weight
             else:
                 exact_scores.append((scores, weight))
         exact = _weighted_total(exact_scores, len(window), offset)
+        if sparse:
+            exact = list(exact)
+            for scores, weight in sparse:
+                for j, score in scores.others.items():
+                    exact[j] += (score - scores.base) * weight
         upper = list(map(add, exact, _weighted_total(bound_scores, len(window), bound_offset))) if bounded else None
         if upper is None:
             best = max(exact)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -35,6 +35,13 @@ def go_div(a: int, b: int) -> int:
     return quotient if (a >= 0) == (b >= 0) else -quotient
 
 
+class SparseScores(NamedTuple):
+    """A window's scores when most nodes share one: ``base`` everywhere except ``others`` (window position → score)."""
+
+    base: int
+    others: dict[int, int]
+
+
 class Memo(dict):
     """A dict that computes a missing value once (a window's scores take few distinct values)."""
 
@@ -59,3 +66,14 @@ def window_positions(window: list[int], indexes: Iterable[int]) -> Iterator[tupl
         j = bisect_left(window, index, low, high)
         if j < high and window[j] == index:
             yield index, j
+
+
+def in_window_range(ordered: list[int], window: list[int]) -> list[int]:
+    """Those of ``ordered`` (ascending node indexes) between the window's first and last node, wrapping around as
+    the window does: a superset of the ones in the window, found without reading the window."""
+    if not window:
+        return []
+    first, last = window[0], window[-1]
+    if first <= last:
+        return ordered[bisect_left(ordered, first):bisect_left(ordered, last + 1)]
+    return ordered[bisect_left(ordered, first):] + ordered[:bisect_left(ordered, last + 1)]

@@ -26,6 +26,7 @@ DEFAULT_SCHEDULER = "default-scheduler"
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
+_BASIC = frozenset(BASIC_RESOURCES)
 
 
 def _with_default_requests(containers: Any) -> list[dict]:
@@ -214,10 +215,16 @@ class SchedPod:
         self.owner_uid = owner.uid if owner and owner.controller else ""
         self.owner_kind = owner.kind if owner else ""
         self.scheduler_name: str = extras.get("schedulerName") or DEFAULT_SCHEDULER
-        self.requests = model.requests
+        requests = self.requests = model.requests
+        # requests as the scheduler counts them (cpu in millis, the rest in units), computed once
+        self.cpu = milli_value(requests.get("cpu", 0))
+        self.memory = value(requests.get("memory", 0))
+        self.ephemeral = value(requests.get("ephemeral-storage", 0))
+        self.scalar = {} if requests.keys() <= _BASIC else {
+            k: value(v) for k, v in requests.items() if k not in _BASIC and v > 0}
         nonzero = extras.get("nonzero")
         if nonzero is None:  # every container asks cpu and memory, so no default applies
-            nonzero = (milli_value(model.requests.get("cpu", 0)), value(model.requests.get("memory", 0)))
+            nonzero = (self.cpu, self.memory)
         self.nonzero_cpu, self.nonzero_memory = nonzero
         self.host_ports: tuple = tuple(extras.get("hostPorts") or ())
         if extras or model.anti_affinity_terms:
@@ -228,11 +235,6 @@ class SchedPod:
         self.container_cpu = extras.get("containerCpu")
         self.has_affinity = bool(self.affinity or self.anti_affinity or self.preferred_affinity
                                  or self.preferred_anti_affinity)
-        # requests as the scheduler counts them (cpu in millis, the rest in units), computed once
-        self.cpu = milli_value(self.requests.get("cpu", 0))
-        self.memory = value(self.requests.get("memory", 0))
-        self.ephemeral = value(self.requests.get("ephemeral-storage", 0))
-        self.scalar = {k: value(v) for k, v in self.requests.items() if k not in BASIC_RESOURCES and v > 0}
 
     def _compile_terms(self, model: Pod, extras: Mapping[str, Any]) -> None:
         affinity = extras.get("podAffinity") or {}

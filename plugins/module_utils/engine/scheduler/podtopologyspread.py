@@ -95,6 +95,7 @@ class PodTopologySpread:
                  ) -> None:
         args = args or {}
         self._eligible_cache: dict[tuple, tuple] = {}
+        self._tuples: dict[tuple, dict[tuple, int]] = {}  # window_scores: per topology keys, node label tuple → id
         self.defaulting = args.get("defaultingType") or "System"
         if self.defaulting not in ("System", "List"):
             raise PolicyError(f"{field}.args.defaultingType", self.defaulting, "System or List")
@@ -295,32 +296,37 @@ class PodTopologySpread:
         if not constraints:
             return SKIP
         keys = tuple(c.topology_key for c in constraints)
-        # per node the value of each key (None: no such label); a hostname only counts as present, so that the
-        # nodes share few distinct tuples (the pods on a node are counted from host_counts)
-        labels = columns.fixed((NAME, keys), window, lambda nodes: [
-            tuple((True if k in n.labels else None) if k == HOSTNAME else n.labels.get(k) for k in keys)
+        # per node the value of each key (None: no such label), as the id of that tuple in ``found``; a hostname only
+        # counts as present, so that the nodes share few distinct tuples (the pods on a node come from host_counts)
+        found = self._tuples.setdefault(keys, {})
+        ids = columns.fixed((NAME, keys), window, lambda nodes: [
+            found.setdefault(tuple((True if k in n.labels else None) if k == HOSTNAME else n.labels.get(k)
+                                   for k in keys), len(found))
             for n in nodes])
+        by_id = list(found)
         # as pre_score: with require_all a node lacking a key is ignored (scores 0, not normalized), without it a
         # node lacking the key counts as value ""
-        present = {found for found in set(labels) if not (require_all and None in found)}
-        ignored = (len(labels) - sum(map(labels.count, present))) if require_all else 0
+        present = {i for i in set(ids) if not (require_all and None in by_id[i])}
+        ignored = (len(ids) - sum(map(ids.count, present))) if require_all else 0
         values: list[dict[str, int]] = [{} for _unused in constraints]
         weights = []
         for i, c in enumerate(constraints):
             if c.topology_key == HOSTNAME:
                 weights.append(math.log(len(window) - ignored + 2))
                 continue
-            for found in present:
-                values[i].setdefault("" if found[i] is None else found[i], 0)
+            for tuple_id in present:
+                value = by_id[tuple_id][i]
+                values[i].setdefault("" if value is None else value, 0)
             weights.append(math.log(len(values[i]) + 2))
         host_counts: dict[int, list[int]] = {}
         self._count(pod, cluster, constraints, require_all, values, host_counts)
         plan = [(c.topology_key == HOSTNAME, i, weights[i], c.max_skew - 1, values[i])
                 for i, c in enumerate(constraints)]
 
-        def raw(node_values: tuple, hosted: Optional[list[int]]) -> Optional[int]:
-            if node_values not in present:
+        def raw(tuple_id: int, hosted: Optional[list[int]]) -> Optional[int]:
+            if tuple_id not in present:
                 return None  # ignored
+            node_values = by_id[tuple_id]
             total = 0.0  # the same float operations, in the same order, as score_many
             for by_host, i, weight, base, counts in plan:
                 value = node_values[i]
@@ -330,10 +336,10 @@ class PodTopologySpread:
                 total += count * weight + base
             return int(math.floor(total + 0.5))
 
-        by_values = Memo(lambda node_values: raw(node_values, None))
-        scores = list(map(by_values.__getitem__, labels))
+        without_pods = [raw(tuple_id, None) for tuple_id in range(len(by_id))]
+        scores = list(map(without_pods.__getitem__, ids))
         for index, j in window_positions(window, host_counts):
-            scores[j] = raw(labels[j], host_counts[index])
+            scores[j] = raw(ids[j], host_counts[index])
         return _normalized(scores, ignored)
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:

@@ -8,8 +8,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicate
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
     MAX_NODE_SCORE,
-    Memo,
+    SparseScores,
     default_normalize_score,
+    in_window_range,
+    window_positions,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
 
@@ -66,14 +68,16 @@ class TaintToleration:
         default_normalize_score(scores, reverse=True)
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath: the raw score depends on the node's taints and the pod's tolerations only. Without any
-        PreferNoSchedule taint in the cluster every raw score is 0, which normalizes to the maximum everywhere."""
-        if not cluster.prefer_no_schedule:
+        """fastpath: only nodes with a PreferNoSchedule taint can have a raw score above 0, so the window scores
+        the maximum everywhere except on those few (default_normalize_score, reversed)."""
+        tainted = list(window_positions(window, in_window_range(cluster.prefer_no_schedule, window)))
+        if not tainted:
             return MAX_NODE_SCORE
         prefer = prefer_tolerations(pod.model.tolerations)
-        scores = columns.fixed((NAME, repr(prefer)), window, lambda nodes: self.score_many(pod, prefer, nodes))
-        highest = max(scores)
+        nodes = cluster.nodes
+        raw = {j: count_intolerable_prefer_no_schedule(prefer, nodes[index].taints) for index, j in tainted}
+        highest = max(raw.values())
         if highest == 0:
             return MAX_NODE_SCORE
-        # default_normalize_score, reversed, once per distinct raw score
-        return list(map(Memo(lambda raw: MAX_NODE_SCORE - MAX_NODE_SCORE * raw // highest).__getitem__, scores))
+        return SparseScores(MAX_NODE_SCORE, {j: MAX_NODE_SCORE - MAX_NODE_SCORE * score // highest
+                                             for j, score in raw.items()})
