@@ -91,6 +91,7 @@ class Columns:
         self.cluster = cluster
         self.fixed_columns: dict[Any, list] = {}
         self.changing_columns: dict[Any, tuple[list, list[int]]] = {}  # key → (values, [changes seen])
+        self.memos: dict[Any, dict] = {}
         self._window: list[int] = []
         self._window_size = 0
         self._getter: Callable[[list], tuple] = tuple
@@ -100,6 +101,13 @@ class Columns:
         if column is None:
             column = self.fixed_columns[key] = list(compute(self.cluster.nodes))
         return self._get(window)(column)
+
+    def memo(self, key: Any) -> dict:
+        """A dict kept for the cluster's lifetime under ``key``: per node values a plugin fills as it needs them."""
+        found = self.memos.get(key)
+        if found is None:
+            found = self.memos[key] = {}
+        return found
 
     def changing(self, key: Any, window: list[int], compute: Callable[[list[NodeInfo]], list]) -> tuple:
         changes = self.cluster.changes
@@ -287,22 +295,22 @@ class FastScheduler:
                 offset += scores[0] * weight
             else:
                 exact_scores.append((scores, weight))
-        exact = _weighted_total(exact_scores, len(window), offset)
-        if sparse:
-            exact = list(exact)
-            for scores, weight in sparse:
-                for j, score in scores.others.items():
-                    exact[j] += (score - scores.base) * weight
-        upper = list(map(add, exact, _weighted_total(bound_scores, len(window), bound_offset))) if bounded else None
-        if upper is None:
+        # the totals are kept without the parts every node shares (offset, bound_offset), added back where compared
+        exact = _weighted_total(exact_scores, len(window))
+        for scores, weight in sparse:
+            for j, score in scores.others.items():
+                exact[j] += (score - scores.base) * weight
+        if not bounded:
             best = max(exact)
-            return best, list(compress(window, map(best.__eq__, exact)))
+            return best + offset, list(compress(window, map(best.__eq__, exact)))
+        upper = _weighted_total(bound_scores, len(window), exact) if bound_scores else exact
         top = upper.index(max(upper))
         lowest_best = self._exact_totals(pod, window, [top], exact, bounded)[0]
-        candidates = list(compress(range(len(window)), map(lowest_best.__le__, upper)))
+        candidates = list(compress(range(len(window)), map((lowest_best - bound_offset).__le__, upper)))
         totals = self._exact_totals(pod, window, candidates, exact, bounded)
         best = max(totals)
-        return best, [window[j] for j, total in zip(candidates, totals, strict=True) if total == best]
+        window_best = [window[j] for j, total in zip(candidates, totals, strict=True) if total == best]
+        return best + offset, window_best
 
     def _exact_totals(self, pod: SchedPod, window: list[int], positions: list[int], exact: list[int],
                       bounded: list) -> list[int]:
@@ -385,15 +393,13 @@ def _move(ordered: list, old: tuple, new: tuple) -> None:
     insort(ordered, new)
 
 
-def _weighted_total(scores: list[tuple[list[int], int]], size: int, offset: int) -> list[int]:
-    """Σ weight × scores per node, plus ``offset``."""
-    total: Optional[list[int]] = None
+def _weighted_total(scores: list[tuple[Any, int]], size: int, start: Optional[list[int]] = None) -> list[int]:
+    """Σ weight × scores per node (a new list), added to ``start`` when given."""
+    total = start
     for values, weight in scores:
-        weighted = values if weight == 1 else list(map(mul, values, repeat(weight)))
-        total = weighted if total is None else list(map(add, total, weighted))
-    if total is None:
-        return [offset] * size
-    return list(map(add, total, repeat(offset))) if offset else total
+        weighted = values if weight == 1 else map(mul, values, repeat(weight))
+        total = list(weighted) if total is None else list(map(add, total, weighted))
+    return [0] * size if total is None else total
 
 
 def _weighted_sum(totals: list[int], scores: list[int], weight: int) -> list[int]:

@@ -54,44 +54,48 @@ def nonzero_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
 
 def host_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
     """(hostIP, protocol, hostPort) of every container port that claims a host port."""
+    return _read_containers(spec)[0]
+
+
+def _read_containers(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str, int], ...], bool]:
+    """The host ports, and whether a container lacks a cpu or memory request (then the non-zero requests differ
+    from the requests), in one pass over the containers: this runs for every pod of the cluster."""
     ports = []
-    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-        for port in container.get("ports") or []:
-            number = int(port.get("hostPort") or 0)
-            if number > 0:
-                ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"), number))
-    return tuple(ports)
+    needs_defaults = False
+    for containers in (spec.get("containers"), spec.get("initContainers")):
+        for container in containers or ():
+            for port in container.get("ports") or ():
+                number = int(port.get("hostPort") or 0)
+                if number > 0:
+                    ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"), number))
+            if not needs_defaults:
+                requests = (container.get("resources") or {}).get("requests") or {}
+                needs_defaults = "cpu" not in requests or "memory" not in requests
+    return tuple(ports), needs_defaults
 
 
 def extract_extras(obj: Mapping[str, Any], container_cpus: bool = True) -> Optional[dict]:
     """The scheduling fields of a raw pod the slim model drops; None when the model alone describes the pod."""
     spec = obj.get("spec") or {}
-    affinity = spec.get("affinity") or {}
     extras: dict[str, Any] = {}
     name = spec.get("schedulerName")
     if name and name != DEFAULT_SCHEDULER:
         extras["schedulerName"] = str(name)
-    ports = host_ports(spec)
+    ports, needs_defaults = _read_containers(spec)
     if ports:
         extras["hostPorts"] = ports
-    for key in ("podAffinity", "podAntiAffinity"):
-        if affinity.get(key):
-            extras[key] = affinity[key]
-    if _needs_defaults(spec):  # otherwise the non-zero requests are the requests
+    affinity = spec.get("affinity")
+    if affinity:
+        for key in ("podAffinity", "podAntiAffinity"):
+            if affinity.get(key):
+                extras[key] = affinity[key]
+    if needs_defaults:  # otherwise the non-zero requests are the requests
         extras["nonzero"] = nonzero_requests(spec)
     if container_cpus:
         cpu = container_cpu(spec)
         if any(limit is not None or request is None for request, limit in cpu[0]) or cpu[1]:
             extras["containerCpu"] = cpu  # otherwise Trimaran's prediction follows from the requests
     return extras or None
-
-
-def _needs_defaults(spec: Mapping[str, Any]) -> bool:
-    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-        requests = (container.get("resources") or {}).get("requests") or {}
-        if "cpu" not in requests or "memory" not in requests:
-            return True
-    return False
 
 
 def container_cpu(spec: Mapping[str, Any]) -> tuple:
@@ -118,11 +122,10 @@ class ExtrasIndex:
     def record(self, obj: Mapping[str, Any]) -> None:
         if obj.get("kind") != "Pod":
             return
-        meta = obj.get("metadata") or {}
-        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
         extras = extract_extras(obj, self.container_cpus)
         if extras:
-            self.by_key[key] = extras
+            meta = obj.get("metadata") or {}
+            self.by_key[f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"] = extras
 
     @classmethod
     def from_objects(cls, objects: Iterable[Mapping[str, Any]], container_cpus: bool = True) -> ExtrasIndex:

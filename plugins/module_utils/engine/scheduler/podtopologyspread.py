@@ -9,6 +9,7 @@ workload has no Service selecting other pods too.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from itertools import repeat
 from operator import and_, is_not
 from typing import Any, Callable, Mapping, Optional
@@ -20,7 +21,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
     MAX_NODE_SCORE,
     SKIP,
-    Memo,
     go_round,
     window_positions,
 )
@@ -306,7 +306,8 @@ class PodTopologySpread:
         by_id = list(found)
         # as pre_score: with require_all a node lacking a key is ignored (scores 0, not normalized), without it a
         # node lacking the key counts as value ""
-        present = {i for i in set(ids) if not (require_all and None in by_id[i])}
+        in_window = set(ids)
+        present = {i for i in in_window if not (require_all and None in by_id[i])}
         ignored = (len(ids) - sum(map(ids.count, present))) if require_all else 0
         values: list[dict[str, int]] = [{} for _unused in constraints]
         weights = []
@@ -336,11 +337,28 @@ class PodTopologySpread:
                 total += count * weight + base
             return int(math.floor(total + 0.5))
 
+        # a raw score per tuple id, except on the nodes with pods to count (few): the window's scores are one
+        # lookup per node, normalized per distinct raw score
         without_pods = [raw(tuple_id, None) for tuple_id in range(len(by_id))]
-        scores = list(map(without_pods.__getitem__, ids))
-        for index, j in window_positions(window, host_counts):
-            scores[j] = raw(ids[j], host_counts[index])
-        return _normalized(scores, ignored)
+        with_pods = {j: raw(ids[j], host_counts[index]) for index, j in window_positions(window, host_counts)}
+        overridden = Counter(ids[j] for j in with_pods)
+        considered = [score for score in with_pods.values() if score is not None]
+        considered += [without_pods[i] for i in in_window if without_pods[i] is not None
+                       and (i not in overridden or overridden[i] < ids.count(i))]
+        lowest, highest = min(considered, default=0), max(considered, default=0)
+        if highest == 0 and not ignored:
+            return MAX_NODE_SCORE
+
+        def normalize(score: Optional[int]) -> int:  # normalize_nodes
+            if score is None:
+                return 0  # ignored
+            return MAX_NODE_SCORE if highest == 0 else MAX_NODE_SCORE * (highest + lowest - score) // highest
+
+        normalized = [normalize(score) for score in without_pods]
+        scores = list(map(normalized.__getitem__, ids))
+        for j, score in with_pods.items():
+            scores[j] = normalize(score)
+        return scores
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
         constraints, ignored, values, host_counts, weights = state
@@ -371,17 +389,3 @@ class PodTopologySpread:
             else:
                 scores[i] = MAX_NODE_SCORE * (highest + lowest - scores[i]) // highest
 
-
-def _normalized(scores: list[Optional[int]], ignored: int) -> Any:
-    """normalize_nodes over a window's raw scores, None for an ignored node (0 after normalization); one int when
-    every node scores the same."""
-    considered = [score for score in scores if score is not None] if ignored else scores
-    lowest, highest = min(considered, default=0), max(considered, default=0)
-    if highest == 0 and not ignored:
-        return MAX_NODE_SCORE
-
-    def normalize(score: Optional[int]) -> int:
-        if score is None:
-            return 0
-        return MAX_NODE_SCORE if highest == 0 else MAX_NODE_SCORE * (highest + lowest - score) // highest
-    return list(map(Memo(normalize).__getitem__, scores))

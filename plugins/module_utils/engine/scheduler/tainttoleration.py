@@ -74,8 +74,15 @@ class TaintToleration:
         if not tainted:
             return MAX_NODE_SCORE
         prefer = prefer_tolerations(pod.model.tolerations)
+        # taints do not change during the preview: a node's raw score per set of tolerations is computed once
+        known = columns.memo((NAME, repr(prefer)))
         nodes = cluster.nodes
-        raw = {j: count_intolerable_prefer_no_schedule(prefer, nodes[index].taints) for index, j in tainted}
+        raw = {}
+        for index, j in tainted:
+            score = known.get(index)
+            if score is None:
+                score = known[index] = count_intolerable_prefer_no_schedule(prefer, nodes[index].taints)
+            raw[j] = score
         highest = max(raw.values())
         if highest == 0:
             return MAX_NODE_SCORE
