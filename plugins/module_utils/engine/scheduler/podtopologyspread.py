@@ -388,4 +388,3 @@ class PodTopologySpread:
                 scores[i] = MAX_NODE_SCORE
             else:
                 scores[i] = MAX_NODE_SCORE * (highest + lowest - scores[i]) // highest
-
