@@ -9,7 +9,11 @@ from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import MAX_NODE_SCORE, SKIP
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
+    MAX_NODE_SCORE,
+    SKIP,
+    Memo,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
     AffinityTerm,
     SchedPod,
@@ -166,8 +170,12 @@ class InterPodAffinity:
         for key, amounts in by_key.items():
             values = columns.fixed((NAME, key), window, lambda nodes, key=key: [n.labels.get(key) for n in nodes])
             scores = list(map(add, scores, map(amounts.get, values, repeat(0))))
-        self.normalize(state, scores)
-        return scores
+        lowest, highest = min(scores), max(scores)
+        if highest == lowest:
+            return 0  # normalize() gives every node 0
+        spread = highest - lowest
+        # normalize(), once per distinct raw score
+        return list(map(Memo(lambda score: int(MAX_NODE_SCORE * ((score - lowest) / spread))).__getitem__, scores))
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
         total = 0
