@@ -449,7 +449,10 @@ def test_operand_goes_with_the_uninstall_and_reinstall_starts_clean(kube: Any, r
         wait_until(lambda: rest.get(path("apps/v1", "deployments", NAMESPACE, "descheduler")), what="the operand")
         assert rest.get(path("v1", "configmaps", NAMESPACE, "cluster")) is not None
 
-        results = run(tmp_path, operator_task(kube, "remove", state="absent"), operator_task(kube, "reinstall"))
+        # the operand goes when the garbage collector follows its owner reference to the deleted KubeDescheduler;
+        # on a loaded machine that has taken longer than 30 s
+        results = run(tmp_path, operator_task(kube, "remove", state="absent", wait_timeout=120),
+                      operator_task(kube, "reinstall"))
     finally:
         for operator in operators:
             operator.stop()
