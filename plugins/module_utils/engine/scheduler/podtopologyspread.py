@@ -190,14 +190,16 @@ class PodTopologySpread:
         return list(passing) if passing is not None else [True] * len(indexes)
 
     # ---- score ----
-    def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
+    def _score_constraints(self, pod: SchedPod) -> tuple[list[Constraint], bool]:
+        """The ScheduleAnyway constraints, and whether a node must have all their keys to count (otherwise a node
+        without a key counts as value ""): nodes without a zone label still get hostname spreading under the system
+        defaults."""
         if pod.model.spread_constraints:
-            constraints = pod_constraints(pod, "ScheduleAnyway")
-            require_all = True
-        else:
-            constraints = self._defaults(pod, "ScheduleAnyway")
-            # nodes without a zone label still get hostname spreading under the system defaults
-            require_all = self.defaulting != "System"
+            return pod_constraints(pod, "ScheduleAnyway"), True
+        return self._defaults(pod, "ScheduleAnyway"), self.defaulting != "System"
+
+    def pre_score(self, pod: SchedPod, cluster: Cluster, nodes: list[NodeInfo]) -> Any:
+        constraints, require_all = self._score_constraints(pod)
         if not constraints or not nodes:
             return SKIP
         keys = [c.topology_key for c in constraints]
@@ -287,12 +289,7 @@ class PodTopologySpread:
         (topology values, pods of the controller on the node)."""
         if not pod.namespace:
             return None
-        if pod.model.spread_constraints:
-            constraints = pod_constraints(pod, "ScheduleAnyway")
-            require_all = True
-        else:
-            constraints = self._defaults(pod, "ScheduleAnyway")
-            require_all = self.defaulting != "System"
+        constraints, require_all = self._score_constraints(pod)
         if not constraints:
             return SKIP
         keys = tuple(c.topology_key for c in constraints)
