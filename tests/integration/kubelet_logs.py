@@ -6,7 +6,7 @@ and calls `https://<address>:<port>/containerLogs/{ns}/{pod}/{container}?tailLin
 strategy.go LogLocation; pkg/kubelet/client). Without `--kubelet-certificate-authority` it does not verify the
 kubelet's certificate, and a loopback address is accepted for logs (only the proxy subresources refuse it).
 
-- `ContainerLogServer`: that HTTPS endpoint on 127.0.0.1, with a throwaway self-signed certificate. It has no
+- `ContainerLogServer`: that HTTPS endpoint on 127.0.0.1, with a throwaway certificate. It has no
   container runtime: a container's log is the text a writer put in the pod's annotation
   `logs.kubelet-standin.descheduler.fleet/<container>`, read back from the API server at each request.
 - `register_node`: what a kubelet reports about itself, so the API server finds the server above: the node's
@@ -20,15 +20,12 @@ Limits: a log is at most what fits in annotations (256 KiB per pod); `follow`, `
 
 from __future__ import annotations
 
-import datetime
 import json
-import ssl
-import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from standins.httpserver import BackgroundServer, ServerTLS
 
 LOG_ANNOTATION_PREFIX = "logs.kubelet-standin.descheduler.fleet/"
 LOOPBACK = "127.0.0.1"
@@ -103,58 +100,25 @@ def register_node(api_client: Any, node_name: str, port: int) -> None:
         core.patch_node_status(node_name, {"status": patch}, _preload_content=False)
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 that nobody verifies (the API server has no kubelet CA here)."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubelet-standin")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(LOOPBACK))]),
-                           critical=False)
-            .sign(key, hashes.SHA256()))
-    cert_path, key_path = directory / "kubelet.crt", directory / "kubelet.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
-
-
 class ContainerLogServer:
     """`start()`, `.port`, `stop()`; `.requests` lists the paths the API server asked for."""
 
     def __init__(self, api_client: Any) -> None:
         self.api_client = api_client
         self.requests: list[str] = []
-        self._directory = tempfile.TemporaryDirectory(prefix="kubelet-standin-")
-        cert, key = _self_signed(Path(self._directory.name))
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(str(cert), str(key))
-        self._server = ThreadingHTTPServer((LOOPBACK, 0), self._handler())
-        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="kubelet-standin-logs",
-                                        daemon=True)
+        # the API server does not verify kubelets here: the certificate only makes the endpoint HTTPS
+        self._server = BackgroundServer(self._handler(), "kubelet-standin-logs", ServerTLS("kubelet-standin"))
 
     @property
     def port(self) -> int:
-        return self._server.server_address[1]
+        return self._server.port
 
     def start(self) -> ContainerLogServer:
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._directory.cleanup()
+        self._server.stop()
 
     def container_log(self, namespace: str, pod: str, container: str) -> tuple[int, str]:
         found = _read_pod(self.api_client, namespace, pod)

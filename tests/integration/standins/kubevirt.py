@@ -36,19 +36,18 @@ import base64
 import json
 import secrets
 import ssl
-import tempfile
 import threading
 import time
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from kubelet_standin import KubeletStandIn, fits
 
+from .httpserver import LOOPBACK, BackgroundServer, ServerTLS
 from .kubevirt_types import API, KUBEVIRT_CRDS
 from .loop import StandIn
 from .rest import install_crds, path, wait_until
@@ -425,31 +424,21 @@ class WebhookServer:
     """virt-api's HTTPS endpoint for the API server's admission calls, with a CA of its own."""
 
     def __init__(self, review: Any) -> None:
-        from controlplane.certs import CertificateAuthority
-
-        self._directory = tempfile.TemporaryDirectory(prefix="kubevirt-webhook-")
-        authority = CertificateAuthority(Path(self._directory.name))
-        pair = authority.issue("virt-api", "virt-api", server_names=("127.0.0.1",))
-        self.ca_bundle = base64.b64encode(authority.pair.cert.read_bytes()).decode()
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(str(pair.cert), str(pair.key))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(review))
-        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="kubevirt-webhook", daemon=True)
+        tls = ServerTLS("virt-api")
+        self.ca_bundle = base64.b64encode(tls.ca_pem).decode()
+        self._server = BackgroundServer(_handler(review), "kubevirt-webhook", tls)
         self.path = f"/pod-eviction-validate-{secrets.token_hex(4)}"
 
     @property
     def url(self) -> str:
-        return f"https://127.0.0.1:{self._server.server_address[1]}{self.path}"
+        return f"https://{LOOPBACK}:{self._server.port}{self.path}"
 
     def start(self) -> WebhookServer:
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._directory.cleanup()
+        self._server.stop()
 
     def configuration(self) -> dict[str, Any]:
         """KubeVirt's webhook on pods/eviction. KubeVirt's failurePolicy is Ignore (its PDB still guards the pod); the

@@ -11,10 +11,11 @@ expected bearer token a 401 as the OpenShift monitoring route's oauth proxy give
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from .httpserver import LOOPBACK, BackgroundServer
 
 
 class PrometheusStandIn:
@@ -24,20 +25,18 @@ class PrometheusStandIn:
         self.token = token
         self.refuse_post = refuse_post
         self.requests: list[dict[str, Any]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._server = BackgroundServer(self._handler(), "prometheus-standin")
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://{LOOPBACK}:{self._server.port}"
 
     def start(self) -> PrometheusStandIn:
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     def __enter__(self) -> PrometheusStandIn:
         return self.start()
