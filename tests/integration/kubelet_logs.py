@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from emulator.pods import trim_log
 from standins.httpserver import BackgroundServer, ServerTLS
 
 LOG_ANNOTATION_PREFIX = "logs.kubelet-standin.descheduler.fleet/"
@@ -37,17 +38,6 @@ def log_annotation(container: str) -> str:
 
 def has_pod_log(metadata: dict[str, Any]) -> bool:
     return any(key.startswith(LOG_ANNOTATION_PREFIX) for key in (metadata.get("annotations") or {}))
-
-
-def trim_log(text: str, tail_lines: str | None, limit_bytes: str | None) -> str:
-    """The kubelet's order: the last `tailLines` lines, then at most `limitBytes` bytes of them."""
-    if tail_lines is not None:
-        count = int(tail_lines)
-        lines = text.splitlines(keepends=True)
-        text = "".join(lines[-count:]) if count > 0 else ""
-    if limit_bytes is not None:
-        text = text.encode()[: int(limit_bytes)].decode(errors="ignore")
-    return text
 
 
 def _read_pod(api_client: Any, namespace: str, name: str) -> dict[str, Any] | None:

@@ -54,6 +54,8 @@ def log_subresource(emulator: Emulator, request: ResourceRequest) -> Response:
 
 
 def trim_log(text: str, tail_lines: str | None, limit_bytes: str | None) -> str:
+    """The kubelet's order: the last `tailLines` lines, then at most `limitBytes` bytes of them (the kubelet
+    stand-in trims the same way)."""
     if tail_lines is not None:
         count = int(tail_lines)
         lines = text.splitlines(keepends=True)
