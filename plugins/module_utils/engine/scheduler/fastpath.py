@@ -102,6 +102,10 @@ class Columns:
             column = self.fixed_columns[key] = list(compute(self.cluster.nodes))
         return self._get(window)(column)
 
+    def label_values(self, key: str, window: list[int]) -> tuple:
+        """Each window node's value of label ``key`` (None without it): one column per key for every plugin."""
+        return self.fixed(("label", key), window, lambda nodes: [n.labels.get(key) for n in nodes])
+
     def memo(self, key: Any) -> dict:
         """A dict kept for the cluster's lifetime under ``key``: per node values a plugin fills as it needs them."""
         found = self.memos.get(key)
@@ -240,9 +244,8 @@ class FastScheduler:
                 if not fitting:
                     break
                 batch = getattr(other, "filter_window", None)
-                if batch is not None:
-                    passes = batch(pod, other_state, fitting, self.columns)
-                else:
+                passes = batch(pod, other_state, fitting, self.columns) if batch is not None else None
+                if passes is None:  # no batch form (or not for this pod): node by node
                     passes = [not other.filter(pod, other_state, nodes[index]) for index in fitting]
                 survivors = list(compress(fitting, passes))
                 if len(survivors) < len(fitting):

@@ -20,8 +20,13 @@ def default_normalize_score(scores: list[int], reverse: bool, max_priority: int 
             scores[:] = [max_priority] * len(scores)
         return
     for i, score in enumerate(scores):
-        scaled = max_priority * score // highest
-        scores[i] = max_priority - scaled if reverse else scaled
+        scores[i] = default_normalized(score, highest, reverse, max_priority)
+
+
+def default_normalized(score: int, highest: int, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> int:
+    """One score as default_normalize_score scales it, given the highest score (above 0)."""
+    scaled = max_priority * score // highest
+    return max_priority - scaled if reverse else scaled
 
 
 def go_round(number: float) -> int:

@@ -104,14 +104,14 @@ class InterPodAffinity:
                     return (REASON_EXISTING_ANTI,)
         return None
 
-    def filter_window(self, pod: SchedPod, state: Any, indexes: list[int], columns: Any) -> list[bool]:
+    def filter_window(self, pod: SchedPod, state: Any, indexes: list[int], columns: Any) -> Optional[list[bool]]:
         """fastpath: filter() for many nodes at once (True: passes). Without required affinity of its own, a pod is
         kept off a node only by the topology values its anti-affinity terms and existing pods' terms forbid: one
-        column of node label values per topology key."""
+        column of node label values per topology key. A pod with required affinity: None (filter() node by
+        node)."""
         existing_anti, _affinity_counts, anti_counts, _matches_itself = state
         if pod.affinity:
-            nodes = columns.cluster.nodes
-            return [not self.filter(pod, state, nodes[index]) for index in indexes]
+            return None
         forbidden: dict[str, set[str]] = {}
         for counts in (anti_counts, existing_anti):
             for (key, value), count in counts.items():
@@ -119,7 +119,7 @@ class InterPodAffinity:
                     forbidden.setdefault(key, set()).add(value)
         blocked: Any = repeat(False, len(indexes))
         for key, values in forbidden.items():
-            column = columns.fixed((NAME, key), indexes, lambda nodes, key=key: [n.labels.get(key) for n in nodes])
+            column = columns.label_values(key, indexes)
             blocked = map(or_, blocked, map(values.__contains__, column))
         return list(map(not_, blocked))
 
@@ -168,14 +168,12 @@ class InterPodAffinity:
             by_key.setdefault(key, {})[value] = amount
         scores = [0] * len(window)
         for key, amounts in by_key.items():
-            values = columns.fixed((NAME, key), window, lambda nodes, key=key: [n.labels.get(key) for n in nodes])
-            scores = list(map(add, scores, map(amounts.get, values, repeat(0))))
+            scores = list(map(add, scores, map(amounts.get, columns.label_values(key, window), repeat(0))))
         lowest, highest = min(scores), max(scores)
         if highest == lowest:
             return 0  # normalize() gives every node 0
-        spread = highest - lowest
         # normalize(), once per distinct raw score
-        return list(map(Memo(lambda score: int(MAX_NODE_SCORE * ((score - lowest) / spread))).__getitem__, scores))
+        return list(map(Memo(lambda score: _normalized(score, lowest, highest - lowest)).__getitem__, scores))
 
     def score(self, pod: SchedPod, state: Any, node: NodeInfo) -> int:
         total = 0
@@ -190,4 +188,9 @@ class InterPodAffinity:
         lowest, highest = min(scores), max(scores)
         spread = highest - lowest
         for i, score in enumerate(scores):
-            scores[i] = int(MAX_NODE_SCORE * ((score - lowest) / spread)) if spread > 0 else 0
+            scores[i] = _normalized(score, lowest, spread) if spread > 0 else 0
+
+
+def _normalized(score: int, lowest: int, spread: int) -> int:
+    """NormalizeScore: a raw score's place between the window's lowest and highest, scaled to [0, 100]."""
+    return int(MAX_NODE_SCORE * ((score - lowest) / spread))

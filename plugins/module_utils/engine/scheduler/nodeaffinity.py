@@ -10,10 +10,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicate
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
-    MAX_NODE_SCORE,
     SKIP,
     Memo,
     default_normalize_score,
+    default_normalized,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
 
@@ -49,4 +49,4 @@ class NodeAffinity:
         highest = max(scores)
         if highest == 0:
             return 0  # default_normalize_score leaves every node at 0
-        return list(map(Memo(lambda raw: MAX_NODE_SCORE * raw // highest).__getitem__, scores))
+        return list(map(Memo(lambda raw: default_normalized(raw, highest, False)).__getitem__, scores))

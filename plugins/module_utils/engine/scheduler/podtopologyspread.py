@@ -95,7 +95,6 @@ class PodTopologySpread:
                  ) -> None:
         args = args or {}
         self._eligible_cache: dict[tuple, tuple] = {}
-        self._tuples: dict[tuple, dict[tuple, int]] = {}  # window_scores: per topology keys, node label tuple → id
         self.defaulting = args.get("defaultingType") or "System"
         if self.defaulting not in ("System", "List"):
             raise PolicyError(f"{field}.args.defaultingType", self.defaulting, "System or List")
@@ -180,8 +179,7 @@ class PodTopologySpread:
         passing: Any = None
         for i, c in enumerate(constraints):
             key = c.topology_key
-            values = columns.fixed((NAME, "value", key), indexes, lambda nodes, key=key: [n.labels.get(key)
-                                                                                          for n in nodes])
+            values = columns.label_values(key, indexes)
             # filter(): fails without the label, or when count + self match - minimum > maxSkew
             threshold = c.max_skew + minimum[i] - (1 if c.matches(pod) else 0)
             fits = map(and_, map(is_not, values, repeat(None)),
@@ -295,7 +293,7 @@ class PodTopologySpread:
         keys = tuple(c.topology_key for c in constraints)
         # per node the value of each key (None: no such label), as the id of that tuple in ``found``; a hostname only
         # counts as present, so that the nodes share few distinct tuples (the pods on a node come from host_counts)
-        found = self._tuples.setdefault(keys, {})
+        found = columns.memo((NAME, "tuple ids", keys))
         ids = columns.fixed((NAME, keys), window, lambda nodes: [
             found.setdefault(tuple((True if k in n.labels else None) if k == HOSTNAME else n.labels.get(k)
                                    for k in keys), len(found))

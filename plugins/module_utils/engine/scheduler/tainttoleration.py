@@ -10,6 +10,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     MAX_NODE_SCORE,
     SparseScores,
     default_normalize_score,
+    default_normalized,
     in_window_range,
     window_positions,
 )
@@ -86,5 +87,4 @@ class TaintToleration:
         highest = max(raw.values())
         if highest == 0:
             return MAX_NODE_SCORE
-        return SparseScores(MAX_NODE_SCORE, {j: MAX_NODE_SCORE - MAX_NODE_SCORE * score // highest
-                                             for j, score in raw.items()})
+        return SparseScores(MAX_NODE_SCORE, {j: default_normalized(score, highest, True) for j, score in raw.items()})
