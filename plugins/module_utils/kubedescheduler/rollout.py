@@ -158,6 +158,10 @@ def wait_for_removal(api_client: Any, *, timeout: float, sleep: float, clock: Cl
         if not left:
             return
         if clock() >= deadline:
-            raise OperandNotReady(f"KubeDescheduler cluster was deleted but {', '.join(left)} still exist after "
-                                  f"{timeout:g}s (garbage collection of its ownerReferences)", remaining=left)
+            raise OperandNotReady(
+                f"KubeDescheduler cluster was deleted but {', '.join(left)} still exist after {timeout:g}s: "
+                "kube-controller-manager's garbage collector removes them through their ownerReferences. It resolves "
+                "an owner of a kind it learned in the last minute (a CRD installed just before) only at its next "
+                "discovery resync, which can take a minute: raise wait_timeout, or check that "
+                "kube-controller-manager runs", remaining=left)
         sleeper(max(0.0, min(sleep, deadline - clock())))
