@@ -17,7 +17,7 @@ When no node fits, the reference path computes the decision, so the FitError mes
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from itertools import compress, filterfalse, repeat
+from itertools import chain, compress, filterfalse, islice, repeat
 from operator import add, and_, itemgetter, mul
 from typing import Any, Callable, Optional
 
@@ -178,9 +178,7 @@ class FastScheduler:
         view = self._view(static_plugins, pod)
         wanted = num_feasible_nodes_to_find(profile.percentage, total) if profile.scorers else 1
         start = cluster.next_start % total
-        split = bisect_left(view.passing, start)
-        order = view.passing[split:] + view.passing[:split]
-        window, failed = self._scan(pod, order, dynamic, wanted)
+        window, failed = self._scan(pod, view.passing, bisect_left(view.passing, start), dynamic, wanted)
         if not window:  # the reference path names every filter's reasons (FitError)
             cluster.next_start = start
             return schedule(profile, pod, cluster, self.cache)
@@ -205,16 +203,18 @@ class FastScheduler:
             view = self.views[id(failures)] = StaticView(failures)
         return view
 
-    def _scan(self, pod: SchedPod, order: list[int], dynamic: list, wanted: int) -> tuple[list[int], dict[str, int]]:
-        """The first ``wanted`` nodes of ``order`` the dynamic filters pass, and how many each filter rejected."""
+    def _scan(self, pod: SchedPod, passing: list[int], split: int, dynamic: list, wanted: int
+              ) -> tuple[list[int], dict[str, int]]:
+        """The first ``wanted`` nodes the dynamic filters pass, of ``passing`` read from ``split`` on and wrapping
+        around (the scheduler's order from its start index), and how many each filter rejected."""
         nodes = self.cluster.nodes
         if not dynamic:
-            return order[:wanted], {}
+            return _wrapped(passing, split, 0, wanted), {}
         failed: dict[str, int] = {}
         window: list[int] = []
         plugin, state = dynamic[0]
         if not (isinstance(plugin, NodeResourcesFit) and not state[2] and not state[3]):
-            for index in order:
+            for index in chain(islice(passing, split, None), islice(passing, split)):
                 node = nodes[index]
                 for plugin, state in dynamic:
                     if plugin.filter(pod, state, node):
@@ -231,8 +231,8 @@ class FastScheduler:
         self.room.sync()
         later = dynamic[1:]
         position = 0
-        while len(window) < wanted and position < len(order):
-            chunk = order[position:position + wanted - len(window)]
+        while len(window) < wanted and position < len(passing):
+            chunk = _wrapped(passing, split, position, wanted - len(window))
             position += len(chunk)
             fitting = self.room.fitting(chunk, state[0], state[1])
             if len(fitting) < len(chunk):
@@ -386,6 +386,19 @@ class Room:
         if memory > 0:
             fits = map(and_, fits, map(memory.__le__, _values(self.free_memory, chunk)))
         return list(compress(chunk, fits))
+
+
+def _wrapped(ordered: list[int], split: int, position: int, count: int) -> list[int]:
+    """``count`` entries from ``position`` of ``ordered`` rotated to start at ``split`` (without rotating it: a
+    scan usually reads a tenth of the nodes)."""
+    begin = split + position
+    size = len(ordered)
+    if begin >= size:
+        return ordered[begin - size:begin - size + min(count, size - position)]
+    chunk = ordered[begin:begin + count]
+    if len(chunk) < count:
+        chunk += ordered[:min(count - len(chunk), split)]
+    return chunk
 
 
 def _move(ordered: list, old: tuple, new: tuple) -> None:

@@ -8,7 +8,6 @@ replaced; a DaemonSet pod is recreated on its own node.
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any, Callable, Mapping, Optional
 
@@ -87,9 +86,7 @@ def build_cluster(snapshot: Any, extras: Optional[ExtrasIndex]) -> tuple[Cluster
 
 
 def replacement_of(pod: SchedPod) -> SchedPod:
-    clone = copy.copy(pod)
-    clone.terminating = False
-    return clone
+    return pod.replacement()
 
 
 def preview_placement(snapshot: Any, evicted: Mapping[int, dict], evictions: list[dict],

@@ -13,7 +13,11 @@ from typing import Any
 
 import pytest
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import Columns, FastScheduler
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import (
+    Columns,
+    FastScheduler,
+    _wrapped,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
     StaticCache,
     load_profiles,
@@ -231,3 +235,14 @@ def test_window_positions_finds_nodes_in_a_wrapped_window() -> None:
         window = [i for i in passing[split:] + passing[:split] if rng.random() < 0.7] or passing[:1]
         wanted = rng.sample(range(200), 20)
         assert dict(window_positions(window, wanted)) == {i: window.index(i) for i in wanted if i in window}
+
+
+def test_wrapped_reads_the_rotated_order_without_rotating() -> None:
+    """The scan reads the passing nodes from the start index on, wrapping around, a chunk at a time."""
+    rng = random.Random("wrapped")
+    for _unused in range(5000):
+        passing = sorted(rng.sample(range(200), rng.randint(1, 40)))
+        split = rng.randint(0, len(passing))  # bisect may return len(passing): the order starts at the first node
+        rotated = passing[split:] + passing[:split]
+        position, count = rng.randint(0, len(passing)), rng.randint(1, 45)
+        assert _wrapped(passing, split, position, count) == rotated[position:position + count]
