@@ -3,7 +3,7 @@ requested resources, pods, host ports; kept up to date as evicted pods leave and
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional
+from typing import Any, Callable, Collection, Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import milli_value, value
@@ -55,6 +55,45 @@ class TermIndex:
 
     def __bool__(self) -> bool:
         return any(self.by_namespace.values())
+
+
+# per-selector counts kept by Cluster.matching; the least recently used go first past this many
+MAX_MATCHING_ENTRIES = 2000
+
+
+class MatchingPods:
+    """For one pod selector: how many bound pods it selects on each node (node index → count, no zeros), brought up
+    to date from the cluster's log of binds and unbinds instead of rescanning the namespace's pods."""
+
+    __slots__ = ("counts", "seen", "namespaces", "predicate")
+
+    def __init__(self, namespaces: Optional[Collection[str]], predicate: Callable[[SchedPod], bool]) -> None:
+        self.counts: dict[int, int] = {}
+        self.seen = 0  # how much of Cluster.moves is counted
+        self.namespaces = namespaces
+        self.predicate = predicate
+
+    def rebuild(self, cluster: Cluster) -> None:
+        counts: dict[int, int] = {}
+        location, predicate = cluster.location, self.predicate
+        for pods in cluster.namespace_pods(self.namespaces):
+            for pod in pods:
+                if predicate(pod):
+                    index = location[pod.key].index
+                    counts[index] = counts.get(index, 0) + 1
+        self.counts = counts
+        self.seen = len(cluster.moves)
+
+    def replay(self, moves: list[tuple[SchedPod, int, int]]) -> None:
+        counts, namespaces, predicate = self.counts, self.namespaces, self.predicate
+        for pod, index, sign in moves[self.seen:]:
+            if (namespaces is None or pod.namespace in namespaces) and predicate(pod):
+                count = counts.get(index, 0) + sign
+                if count:
+                    counts[index] = count
+                else:
+                    del counts[index]
+        self.seen = len(moves)
 
 
 class NodeInfo:
@@ -151,6 +190,8 @@ class Cluster:
         self.preferred = TermIndex()  # anti-affinity terms carry a negative weight
         self.next_start = 0  # upstream nextStartNodeIndex
         self.changes: list[int] = []  # index of the node each bind/unbind changed, in order (fastpath's caches)
+        self.moves: list[tuple[SchedPod, int, int]] = []  # (pod, node index, +1 bind / -1 unbind), in order
+        self._matching: dict[Any, MatchingPods] = {}
 
     def bind(self, pod: SchedPod, node_name: str) -> Optional[NodeInfo]:
         node = self.by_name.get(node_name)
@@ -158,6 +199,7 @@ class Cluster:
             return None
         node.add(pod, 1)
         self.changes.append(node.index)
+        self.moves.append((pod, node.index, 1))
         self.location[pod.key] = node
         self.pods_by_namespace.setdefault(pod.namespace, {})[pod.key] = pod
         if pod.owner_uid and not pod.terminating:  # spreading ignores terminating pods
@@ -174,6 +216,7 @@ class Cluster:
             return None
         node.add(pod, -1)
         self.changes.append(node.index)
+        self.moves.append((pod, node.index, -1))
         self.pods_by_namespace.get(pod.namespace, {}).pop(pod.key, None)
         if pod.owner_uid and not pod.terminating:
             counts = self.owner_counts[pod.owner_uid]
@@ -188,6 +231,32 @@ class Cluster:
         self.required_affinity.update(pod.affinity, node, sign)
         self.preferred.update(pod.preferred_affinity, node, sign)
         self.preferred.update(pod.preferred_anti_affinity, node, sign)
+
+    def namespace_pods(self, namespaces: Optional[Collection[str]]) -> list[Iterable[SchedPod]]:
+        """The bound pods of ``namespaces`` (None: every namespace), one iterable per namespace."""
+        if namespaces is None:
+            return [pods.values() for pods in self.pods_by_namespace.values()]
+        return [self.pods_by_namespace[ns].values() for ns in namespaces if ns in self.pods_by_namespace]
+
+    def matching(self, key: Any, namespaces: Optional[Collection[str]], predicate: Callable[[SchedPod], bool]
+                 ) -> dict[int, int]:
+        """Per node index, how many bound pods of ``namespaces`` (None: all) ``predicate`` selects (nodes without
+        any left out). ``key`` must name the predicate and the namespaces exactly: the counts are kept under it and
+        only the binds and unbinds since the last call are replayed, unless rescanning is cheaper. The caller must
+        not change the dict."""
+        entry = self._matching.pop(key, None)  # re-inserted last: the dict's order is the LRU order
+        if entry is None:
+            entry = MatchingPods(namespaces, predicate)
+            entry.seen = -1
+            if len(self._matching) >= MAX_MATCHING_ENTRIES:
+                del self._matching[next(iter(self._matching))]
+        self._matching[key] = entry
+        pending = len(self.moves) - entry.seen
+        if entry.seen < 0 or pending > sum(map(len, self.namespace_pods(namespaces))):
+            entry.rebuild(self)
+        elif pending:
+            entry.replay(self.moves)
+        return entry.counts
 
     def node_of(self, pod: SchedPod) -> Optional[NodeInfo]:
         return self.location.get(pod.key)

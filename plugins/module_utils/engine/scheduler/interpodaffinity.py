@@ -31,10 +31,9 @@ def _add(counts: dict, key: str, node: NodeInfo, amount: int) -> None:
         counts[(key, value)] = counts.get((key, value), 0) + amount
 
 
-def _candidates(term: AffinityTerm, cluster: Cluster) -> list[SchedPod]:
-    if term.namespace_selector is None:
-        return [p for ns in term.namespaces for p in cluster.pods_by_namespace.get(ns, {}).values()]
-    return [p for pods in cluster.pods_by_namespace.values() for p in pods.values()]
+def _namespaces(term: AffinityTerm) -> Optional[frozenset]:
+    """The namespaces whose pods a term may select (None: any, through its namespaceSelector)."""
+    return term.namespaces if term.namespace_selector is None else None
 
 
 def _matching_all(terms: tuple[AffinityTerm, ...], cluster: Cluster) -> dict:
@@ -42,22 +41,26 @@ def _matching_all(terms: tuple[AffinityTerm, ...], cluster: Cluster) -> dict:
     counts: dict = {}
     if not terms:
         return counts
-    for other in _candidates(terms[0], cluster):
-        if all(term.matches(other, cluster.namespace_labels) for term in terms):
-            for term in terms:
-                _add(counts, term.topology_key, cluster.location[other.key], 1)
+    namespaces = cluster.namespace_labels
+    per_node = cluster.matching((NAME, "all", tuple(t.identity for t in terms)), _namespaces(terms[0]),
+                                lambda other: all(term.matches(other, namespaces) for term in terms))
+    for index, count in per_node.items():
+        for term in terms:
+            _add(counts, term.topology_key, cluster.nodes[index], count)
     return counts
 
 
 def _matching_pods(terms: tuple[AffinityTerm, ...], cluster: Cluster, amount: Optional[int]) -> dict:
     """Per (topology key, value): bound pods each term selects, times ``amount`` (None: the term's weight).
-    Only the namespaces a term can select are read."""
+    Only the namespaces a term can select are read (Cluster.matching keeps the counts per term)."""
     counts: dict = {}
+    namespaces = cluster.namespace_labels
     for term in terms:
         weight = term.weight if amount is None else amount
-        for other in _candidates(term, cluster):
-            if term.matches(other, cluster.namespace_labels):
-                _add(counts, term.topology_key, cluster.location[other.key], weight)
+        per_node = cluster.matching((NAME, term.identity), _namespaces(term),
+                                    lambda other, term=term: term.matches(other, namespaces))
+        for index, count in per_node.items():
+            _add(counts, term.topology_key, cluster.nodes[index], weight * count)
     return counts
 
 

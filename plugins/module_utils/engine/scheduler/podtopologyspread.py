@@ -38,16 +38,17 @@ SYSTEM_DEFAULTS = ((HOSTNAME, 3), (ZONE, 5))
 
 
 class Constraint:
-    __slots__ = ("max_skew", "topology_key", "when", "matches", "min_domains", "honor_affinity", "honor_taints",
-                 "owner_uid")
+    __slots__ = ("max_skew", "topology_key", "when", "matches", "selects", "min_domains", "honor_affinity",
+                 "honor_taints", "owner_uid")
 
-    def __init__(self, max_skew: int, topology_key: str, when: str, matcher: Callable[[SchedPod], bool],
+    def __init__(self, max_skew: int, topology_key: str, when: str, matcher: tuple[Callable[[SchedPod], bool], Any],
                  min_domains: int = 1, honor_affinity: bool = True, honor_taints: bool = False,
                  owner_uid: str = "") -> None:
         self.max_skew = max_skew
         self.topology_key = topology_key
         self.when = when
-        self.matches = matcher
+        # the pods it counts, and a key naming exactly that predicate (for Cluster.matching)
+        self.matches, self.selects = matcher
         self.min_domains = min_domains
         self.honor_affinity = honor_affinity
         self.honor_taints = honor_taints
@@ -60,19 +61,21 @@ class Constraint:
         return not (self.honor_taints and untolerated_taint(pod.model.tolerations, node.taints) is not None)
 
 
-def _label_matcher(raw: Mapping[str, Any], pod: SchedPod) -> Callable[[SchedPod], bool]:
+def _label_matcher(raw: Mapping[str, Any], pod: SchedPod) -> tuple[Callable[[SchedPod], bool], Any]:
     selector = compile_label_selector(raw.get("labelSelector"))
     if selector is not None:
         extra = tuple((str(k), "In", frozenset([pod.labels[k]])) for k in raw.get("matchLabelKeys") or []
                       if k in pod.labels)
         selector = tuple(selector) + extra
     namespace = pod.namespace
-    return lambda other: other.namespace == namespace and not other.terminating and matches(selector, other.labels)
+    return ((lambda other: other.namespace == namespace and not other.terminating and matches(selector, other.labels)),
+            (NAME, "labels", namespace, selector))
 
 
-def _owner_matcher(pod: SchedPod) -> Callable[[SchedPod], bool]:
+def _owner_matcher(pod: SchedPod) -> tuple[Callable[[SchedPod], bool], Any]:
     owner, namespace = pod.owner_uid, pod.namespace
-    return lambda other: other.owner_uid == owner and other.namespace == namespace and not other.terminating
+    return ((lambda other: other.owner_uid == owner and other.namespace == namespace and not other.terminating),
+            (NAME, "owner", namespace, owner))
 
 
 def pod_constraints(pod: SchedPod, when: str) -> list[Constraint]:
@@ -123,14 +126,13 @@ class PodTopologySpread:
             return SKIP
         counted, empty_domains = self._eligible_nodes(pod, cluster, constraints)
         domains = [dict(d) for d in empty_domains]  # per constraint: topology value → matching pods
-        for other in cluster.pods_by_namespace.get(pod.namespace, {}).values():
-            node = cluster.location[other.key]
-            included = counted.get(node.index)
-            if included is None:
-                continue
-            for i, c in enumerate(constraints):
-                if included[i] and c.matches(other):
-                    domains[i][node.labels[c.topology_key]] += 1
+        nodes = cluster.nodes
+        for i, c in enumerate(constraints):
+            counts, key = domains[i], c.topology_key
+            for index, count in cluster.matching(c.selects, (pod.namespace,), c.matches).items():
+                included = counted.get(index)
+                if included is not None and included[i]:
+                    counts[nodes[index].labels[key]] += count
         minimum = []
         for i, c in enumerate(constraints):
             counts = domains[i]
@@ -227,19 +229,17 @@ class PodTopologySpread:
         if all(c.owner_uid for c in constraints) and pod.namespace:
             PodTopologySpread._count_by_owner(pod, cluster, constraints, require_all, values, host_counts)
             return
-        for other in cluster.pods_by_namespace.get(pod.namespace, {}).values():
-            node = cluster.location[other.key]
-            for i, c in enumerate(constraints):
-                if not c.matches(other):
-                    continue
+        for i, c in enumerate(constraints):
+            for index, count in cluster.matching(c.selects, (pod.namespace,), c.matches).items():
+                node = cluster.nodes[index]
                 if c.topology_key == HOSTNAME:
-                    host_counts.setdefault(node.index, [0] * len(constraints))[i] += 1
+                    host_counts.setdefault(index, [0] * len(constraints))[i] += count
                     continue
                 if require_all and not all(k in node.labels for k in keys):
                     continue
                 value = node.labels.get(c.topology_key, "")
                 if value in values[i] and c.includes(pod, node):
-                    values[i][value] += 1
+                    values[i][value] += count
 
     @staticmethod
     def _count_by_owner(pod: SchedPod, cluster: Cluster, constraints: list[Constraint], require_all: bool,

@@ -1,0 +1,100 @@
+"""The scheduler view's bookkeeping: Cluster.matching keeps per-selector pod counts across binds and unbinds.
+
+Both the fast path and the reference path read these counts (topology spread domains, inter-pod affinity terms), so
+the comparison of the two paths in test_fastpath.py cannot catch a wrong count: here each call is checked against a
+count from scratch over the bound pods."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Optional
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler import cluster as cluster_module
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
+from schedtest import cluster, node, pod, sched
+
+NAMESPACES = ("shop", "batch", "web")
+APPS = ("cart", "search", "db")
+
+
+def from_scratch(state: Any, namespaces: Optional[tuple], predicate: Callable[[SchedPod], bool]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for namespace, pods in state.pods_by_namespace.items():
+        if namespaces is not None and namespace not in namespaces:
+            continue
+        for bound in pods.values():
+            if predicate(bound):
+                index = state.location[bound.key].index
+                counts[index] = counts.get(index, 0) + 1
+    return counts
+
+
+def selectors() -> list[tuple[Any, Optional[tuple], Callable[[SchedPod], bool]]]:
+    """(key, namespaces, predicate): per app in one namespace, per app anywhere, and not terminating."""
+    result: list[tuple[Any, Optional[tuple], Callable[[SchedPod], bool]]] = []
+    for app in APPS:
+        result.append((("app", app, "shop"), ("shop",), lambda p, app=app: p.labels.get("app") == app))
+        result.append((("app", app, None), None, lambda p, app=app: p.labels.get("app") == app))
+    result.append((("live", "batch+web"), ("batch", "web"), lambda p: not p.terminating))
+    return result
+
+
+def random_pod(rng: random.Random, nodes: list[str]) -> SchedPod:
+    meta = {"deletionTimestamp": "2026-11-24T00:00:00Z"} if rng.random() < 0.1 else {}
+    obj = pod(node_name=rng.choice(nodes), namespace=rng.choice(NAMESPACES), labels={"app": rng.choice(APPS)})
+    obj["metadata"].update(meta)
+    return sched(obj)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matching_counts_equal_a_count_from_scratch_after_every_bind_and_unbind(seed: int) -> None:
+    rng = random.Random(seed)
+    names = [f"n{i}" for i in range(12)]
+    state = cluster([node(n, {"cpu": "8", "memory": "32Gi"}) for n in names])
+    bound: list[SchedPod] = []
+    for _unused in range(40):
+        placed = random_pod(rng, names)
+        state.bind(placed, rng.choice(names))
+        bound.append(placed)
+    checked = 0
+    for _unused in range(400):
+        if bound and rng.random() < 0.4:  # an eviction, sometimes a replacement right after
+            gone = bound.pop(rng.randrange(len(bound)))
+            state.unbind(gone)
+            if rng.random() < 0.5:
+                replacement = gone.replacement()
+                state.bind(replacement, rng.choice(names))
+                bound.append(replacement)
+        else:
+            placed = random_pod(rng, names)
+            state.bind(placed, rng.choice(names))
+            bound.append(placed)
+        for key, namespaces, predicate in rng.sample(selectors(), 3):  # some keys skip many moves
+            assert state.matching(key, namespaces, predicate) == from_scratch(state, namespaces, predicate), key
+            checked += 1
+    assert checked == 1200
+
+
+def test_matching_survives_forgetting_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_MATCHING_ENTRIES the least recently used selector is forgotten and counted again when asked."""
+    monkeypatch.setattr(cluster_module, "MAX_MATCHING_ENTRIES", 2)
+    rng = random.Random("forget")
+    names = [f"n{i}" for i in range(5)]
+    state = cluster([node(n, {"cpu": "8", "memory": "32Gi"}) for n in names])
+    for _unused in range(200):
+        state.bind(random_pod(rng, names), rng.choice(names))
+        key, namespaces, predicate = rng.choice(selectors())
+        assert state.matching(key, namespaces, predicate) == from_scratch(state, namespaces, predicate)
+    assert len(state._matching) <= 2
+
+
+def test_matching_leaves_out_nodes_whose_pods_all_left() -> None:
+    names = ["a", "b"]
+    state = cluster([node(n, {"cpu": "8", "memory": "32Gi"}) for n in names])
+    first = sched(pod(node_name="a", namespace="shop", labels={"app": "cart"}))
+    state.bind(first, "a")
+    key, namespaces, predicate = selectors()[0]
+    assert state.matching(key, namespaces, predicate) == {state.by_name["a"].index: 1}
+    state.unbind(first)
+    assert state.matching(key, namespaces, predicate) == {}
