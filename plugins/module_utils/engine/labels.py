@@ -35,6 +35,16 @@ def compile_label_selector(selector: Optional[Mapping[str, Any]], field: str = "
     return tuple(requirements)
 
 
+def required_values(selector: Selector) -> Optional[tuple[str, frozenset]]:
+    """(key, values) of the selector's narrowest ``In`` requirement: only labels with one of those values for that
+    key can match (None: no such requirement)."""
+    found = [(len(values), key, values) for key, operator, values in selector or () if operator == "In"]
+    if not found:
+        return None
+    _size, key, values = min(found, key=lambda entry: entry[0])
+    return key, values
+
+
 def matches(selector: Selector, labels: Mapping[str, str]) -> bool:
     if selector is None:
         return False

@@ -59,24 +59,28 @@ class TermIndex:
 
 # per-selector counts kept by Cluster.matching; the least recently used go first past this many
 MAX_MATCHING_ENTRIES = 2000
+# Cluster.matching rescans a selector's pods rather than replay more than this many moves per pod
+REPLAY_PER_RESCAN = 8
 
 
 class MatchingPods:
     """For one pod selector: how many bound pods it selects on each node (node index → count, no zeros), brought up
     to date from the cluster's log of binds and unbinds instead of rescanning the namespace's pods."""
 
-    __slots__ = ("counts", "seen", "namespaces", "predicate")
+    __slots__ = ("counts", "seen", "namespaces", "predicate", "narrowing")
 
-    def __init__(self, namespaces: Optional[Collection[str]], predicate: Callable[[SchedPod], bool]) -> None:
+    def __init__(self, namespaces: Optional[Collection[str]], predicate: Callable[[SchedPod], bool],
+                 narrowing: Optional[tuple[str, frozenset]]) -> None:
         self.counts: dict[int, int] = {}
-        self.seen = 0  # how much of Cluster.moves is counted
+        self.seen = -1  # how much of Cluster.moves is counted (-1: nothing yet)
         self.namespaces = namespaces
         self.predicate = predicate
+        self.narrowing = narrowing
 
     def rebuild(self, cluster: Cluster) -> None:
         counts: dict[int, int] = {}
         location, predicate = cluster.location, self.predicate
-        for pods in cluster.namespace_pods(self.namespaces):
+        for pods in cluster.namespace_pods(self.namespaces, self.narrowing):
             for pod in pods:
                 if predicate(pod):
                     index = location[pod.key].index
@@ -192,6 +196,8 @@ class Cluster:
         self.changes: list[int] = []  # index of the node each bind/unbind changed, in order (fastpath's caches)
         self.moves: list[tuple[SchedPod, int, int]] = []  # (pod, node index, +1 bind / -1 unbind), in order
         self._matching: dict[Any, MatchingPods] = {}
+        # namespace → (label key, value) → pod key → bound pod, for the namespaces a selector was narrowed in
+        self._by_label: dict[str, dict[tuple[str, str], dict[str, SchedPod]]] = {}
 
     def bind(self, pod: SchedPod, node_name: str) -> Optional[NodeInfo]:
         node = self.by_name.get(node_name)
@@ -202,6 +208,10 @@ class Cluster:
         self.moves.append((pod, node.index, 1))
         self.location[pod.key] = node
         self.pods_by_namespace.setdefault(pod.namespace, {})[pod.key] = pod
+        by_label = self._by_label.get(pod.namespace)
+        if by_label is not None:
+            for label in pod.labels.items():
+                by_label.setdefault(label, {})[pod.key] = pod
         if pod.owner_uid and not pod.terminating:  # spreading ignores terminating pods
             counts = self.owner_counts.setdefault(pod.owner_uid, {})
             counts[node.index] = counts.get(node.index, 0) + 1
@@ -218,6 +228,10 @@ class Cluster:
         self.changes.append(node.index)
         self.moves.append((pod, node.index, -1))
         self.pods_by_namespace.get(pod.namespace, {}).pop(pod.key, None)
+        by_label = self._by_label.get(pod.namespace)
+        if by_label is not None:
+            for label in pod.labels.items():
+                by_label.get(label, {}).pop(pod.key, None)
         if pod.owner_uid and not pod.terminating:
             counts = self.owner_counts[pod.owner_uid]
             counts[node.index] -= 1
@@ -232,27 +246,46 @@ class Cluster:
         self.preferred.update(pod.preferred_affinity, node, sign)
         self.preferred.update(pod.preferred_anti_affinity, node, sign)
 
-    def namespace_pods(self, namespaces: Optional[Collection[str]]) -> list[Iterable[SchedPod]]:
-        """The bound pods of ``namespaces`` (None: every namespace), one iterable per namespace."""
-        if namespaces is None:
-            return [pods.values() for pods in self.pods_by_namespace.values()]
-        return [self.pods_by_namespace[ns].values() for ns in namespaces if ns in self.pods_by_namespace]
+    def namespace_pods(self, namespaces: Optional[Collection[str]],
+                       narrowing: Optional[tuple[str, frozenset]] = None) -> list[Collection[SchedPod]]:
+        """The bound pods of ``namespaces`` (None: every namespace), one collection per namespace and label value;
+        with ``narrowing`` = (key, values) only those whose label ``key`` has one of ``values``."""
+        names = self.pods_by_namespace if namespaces is None else namespaces
+        if narrowing is None:
+            return [self.pods_by_namespace[ns].values() for ns in names if ns in self.pods_by_namespace]
+        key, values = narrowing
+        result: list[Collection[SchedPod]] = []
+        for ns in names:
+            by_label = self._label_index(ns)
+            result += [by_label[(key, value)].values() for value in values if (key, value) in by_label]
+        return result
 
-    def matching(self, key: Any, namespaces: Optional[Collection[str]], predicate: Callable[[SchedPod], bool]
-                 ) -> dict[int, int]:
+    def _label_index(self, namespace: str) -> dict[tuple[str, str], dict[str, SchedPod]]:
+        """The namespace's bound pods per label, made at first use and kept up by bind and unbind."""
+        by_label = self._by_label.get(namespace)
+        if by_label is None:
+            by_label = self._by_label[namespace] = {}
+            for pod in self.pods_by_namespace.get(namespace, {}).values():
+                for label in pod.labels.items():
+                    by_label.setdefault(label, {})[pod.key] = pod
+        return by_label
+
+    def matching(self, key: Any, namespaces: Optional[Collection[str]], predicate: Callable[[SchedPod], bool],
+                 narrowing: Optional[tuple[str, frozenset]] = None) -> dict[int, int]:
         """Per node index, how many bound pods of ``namespaces`` (None: all) ``predicate`` selects (nodes without
-        any left out). ``key`` must name the predicate and the namespaces exactly: the counts are kept under it and
-        only the binds and unbinds since the last call are replayed, unless rescanning is cheaper. The caller must
-        not change the dict."""
+        any left out). ``narrowing`` = (label key, values), when given, must hold for every pod the predicate
+        selects: only the pods with those labels are then read. ``key`` must name the predicate, the namespaces
+        and the narrowing exactly: the counts are kept under it and only the binds and unbinds since the last call
+        are replayed, unless rescanning is cheaper. The caller must not change the dict."""
         entry = self._matching.pop(key, None)  # re-inserted last: the dict's order is the LRU order
         if entry is None:
-            entry = MatchingPods(namespaces, predicate)
-            entry.seen = -1
+            entry = MatchingPods(namespaces, predicate, narrowing)
             if len(self._matching) >= MAX_MATCHING_ENTRIES:
                 del self._matching[next(iter(self._matching))]
         self._matching[key] = entry
         pending = len(self.moves) - entry.seen
-        if entry.seen < 0 or pending > sum(map(len, self.namespace_pods(namespaces))):
+        # a replayed move mostly costs a namespace check; a rescanned pod the predicate
+        if entry.seen < 0 or pending > REPLAY_PER_RESCAN * sum(map(len, self.namespace_pods(namespaces, narrowing))):
             entry.rebuild(self)
         elif pending:
             entry.replay(self.moves)

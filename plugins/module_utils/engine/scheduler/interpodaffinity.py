@@ -8,6 +8,7 @@ from operator import add, not_, or_
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import required_values
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
     MAX_NODE_SCORE,
@@ -43,7 +44,8 @@ def _matching_all(terms: tuple[AffinityTerm, ...], cluster: Cluster) -> dict:
         return counts
     namespaces = cluster.namespace_labels
     per_node = cluster.matching((NAME, "all", tuple(t.identity for t in terms)), _namespaces(terms[0]),
-                                lambda other: all(term.matches(other, namespaces) for term in terms))
+                                lambda other: all(term.matches(other, namespaces) for term in terms),
+                                required_values(terms[0].selector))
     for index, count in per_node.items():
         for term in terms:
             _add(counts, term.topology_key, cluster.nodes[index], count)
@@ -58,7 +60,8 @@ def _matching_pods(terms: tuple[AffinityTerm, ...], cluster: Cluster, amount: Op
     for term in terms:
         weight = term.weight if amount is None else amount
         per_node = cluster.matching((NAME, term.identity), _namespaces(term),
-                                    lambda other, term=term: term.matches(other, namespaces))
+                                    lambda other, term=term: term.matches(other, namespaces),
+                                    required_values(term.selector))
         for index, count in per_node.items():
             _add(counts, term.topology_key, cluster.nodes[index], weight * count)
     return counts

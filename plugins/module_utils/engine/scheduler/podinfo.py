@@ -208,7 +208,7 @@ class SchedPod:
     )
 
     def __init__(self, model: Pod, extras: Optional[Mapping[str, Any]]) -> None:
-        extras = extras or {}
+        # runs for every bound pod of the cluster: most have no extras and ask only cpu and memory
         self.model = model
         self.key = model.key
         self.namespace = model.namespace
@@ -217,27 +217,30 @@ class SchedPod:
         owner = model.owner
         self.owner_uid = owner.uid if owner and owner.controller else ""
         self.owner_kind = owner.kind if owner else ""
-        self.scheduler_name: str = extras.get("schedulerName") or DEFAULT_SCHEDULER
         requests = self.requests = model.requests
         # requests as the scheduler counts them (cpu in millis, the rest in units), computed once
-        self.cpu = milli_value(requests.get("cpu", 0))
-        self.memory = value(requests.get("memory", 0))
-        self.ephemeral = value(requests.get("ephemeral-storage", 0))
+        cpu = self.cpu = milli_value(requests["cpu"]) if "cpu" in requests else 0
+        memory = self.memory = value(requests["memory"]) if "memory" in requests else 0
+        self.ephemeral = value(requests["ephemeral-storage"]) if "ephemeral-storage" in requests else 0
         self.scalar = {} if requests.keys() <= _BASIC else {
             k: value(v) for k, v in requests.items() if k not in _BASIC and v > 0}
-        nonzero = extras.get("nonzero")
-        if nonzero is None:  # every container asks cpu and memory, so no default applies
-            nonzero = (self.cpu, self.memory)
-        self.nonzero_cpu, self.nonzero_memory = nonzero
-        self.host_ports: tuple = tuple(extras.get("hostPorts") or ())
-        if extras or model.anti_affinity_terms:
-            self._compile_terms(model, extras)
-        else:  # most pods: no inter-pod terms at all
-            self.affinity = self.anti_affinity = self.preferred_affinity = self.preferred_anti_affinity = NO_TERMS
         self.terminating = model.terminating
+        if not extras:
+            self.scheduler_name = DEFAULT_SCHEDULER
+            self.nonzero_cpu, self.nonzero_memory = cpu, memory  # every container asks both: no defaults apply
+            self.host_ports = ()
+            self.container_cpu = None
+            if model.anti_affinity_terms:
+                self._compile_terms(model, {})
+            else:
+                self.affinity = self.anti_affinity = self.preferred_affinity = self.preferred_anti_affinity = NO_TERMS
+                self.has_affinity = False
+            return
+        self.scheduler_name = extras.get("schedulerName") or DEFAULT_SCHEDULER
+        self.nonzero_cpu, self.nonzero_memory = extras.get("nonzero") or (cpu, memory)
+        self.host_ports = tuple(extras.get("hostPorts") or ())
         self.container_cpu = extras.get("containerCpu")
-        self.has_affinity = bool(self.affinity or self.anti_affinity or self.preferred_affinity
-                                 or self.preferred_anti_affinity)
+        self._compile_terms(model, extras)
 
     def _compile_terms(self, model: Pod, extras: Mapping[str, Any]) -> None:
         affinity = extras.get("podAffinity") or {}
@@ -253,6 +256,8 @@ class SchedPod:
             "preferred", affinity.get("preferredDuringSchedulingIgnoredDuringExecution"), namespace, labels)
         self.preferred_anti_affinity = _compiled(
             "preferred-anti", anti.get("preferredDuringSchedulingIgnoredDuringExecution"), namespace, labels)
+        self.has_affinity = bool(self.affinity or self.anti_affinity or self.preferred_affinity
+                                 or self.preferred_anti_affinity)
 
     def replacement(self) -> SchedPod:
         """The pod its controller creates in its place: the same pod, not terminating (slot by slot: copy.copy

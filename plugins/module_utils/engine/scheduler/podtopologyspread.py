@@ -15,7 +15,11 @@ from operator import and_, is_not
 from typing import Any, Callable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import compile_label_selector, matches
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import (
+    compile_label_selector,
+    matches,
+    required_values,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import matches_node_selector
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
@@ -35,24 +39,29 @@ ZONE = "topology.kubernetes.io/zone"
 REASON_CONSTRAINTS = "node(s) didn't match pod topology spread constraints"
 REASON_LABEL = REASON_CONSTRAINTS + " (missing required label)"
 SYSTEM_DEFAULTS = ((HOSTNAME, 3), (ZONE, 5))
+# a constraint's predicate over pods, a key naming it, and (label key, values) every pod it selects has, or None
+Matcher = tuple[Callable[[SchedPod], bool], Any, Optional[tuple[str, frozenset]]]
 
 
 class Constraint:
-    __slots__ = ("max_skew", "topology_key", "when", "matches", "selects", "min_domains", "honor_affinity",
-                 "honor_taints", "owner_uid")
+    __slots__ = ("max_skew", "topology_key", "when", "matches", "selects", "narrowing", "min_domains",
+                 "honor_affinity", "honor_taints", "owner_uid")
 
-    def __init__(self, max_skew: int, topology_key: str, when: str, matcher: tuple[Callable[[SchedPod], bool], Any],
-                 min_domains: int = 1, honor_affinity: bool = True, honor_taints: bool = False,
-                 owner_uid: str = "") -> None:
+    def __init__(self, max_skew: int, topology_key: str, when: str, matcher: Matcher, min_domains: int = 1,
+                 honor_affinity: bool = True, honor_taints: bool = False, owner_uid: str = "") -> None:
         self.max_skew = max_skew
         self.topology_key = topology_key
         self.when = when
-        # the pods it counts, and a key naming exactly that predicate (for Cluster.matching)
-        self.matches, self.selects = matcher
+        # the pods it counts, a key naming exactly that predicate and a label they all have (Cluster.matching)
+        self.matches, self.selects, self.narrowing = matcher
         self.min_domains = min_domains
         self.honor_affinity = honor_affinity
         self.honor_taints = honor_taints
         self.owner_uid = owner_uid  # set for the default constraints: their pods are counted per controller
+
+    def counts(self, cluster: Cluster, namespace: str) -> dict[int, int]:
+        """Per node index, the bound pods of ``namespace`` the constraint counts."""
+        return cluster.matching(self.selects, (namespace,), self.matches, self.narrowing)
 
     def includes(self, pod: SchedPod, node: NodeInfo) -> bool:
         """matchNodeInclusionPolicies: nodeAffinityPolicy (Honor by default), nodeTaintsPolicy (Ignore)."""
@@ -61,7 +70,7 @@ class Constraint:
         return not (self.honor_taints and untolerated_taint(pod.model.tolerations, node.taints) is not None)
 
 
-def _label_matcher(raw: Mapping[str, Any], pod: SchedPod) -> tuple[Callable[[SchedPod], bool], Any]:
+def _label_matcher(raw: Mapping[str, Any], pod: SchedPod) -> Matcher:
     selector = compile_label_selector(raw.get("labelSelector"))
     if selector is not None:
         extra = tuple((str(k), "In", frozenset([pod.labels[k]])) for k in raw.get("matchLabelKeys") or []
@@ -69,13 +78,13 @@ def _label_matcher(raw: Mapping[str, Any], pod: SchedPod) -> tuple[Callable[[Sch
         selector = tuple(selector) + extra
     namespace = pod.namespace
     return ((lambda other: other.namespace == namespace and not other.terminating and matches(selector, other.labels)),
-            (NAME, "labels", namespace, selector))
+            (NAME, "labels", namespace, selector), required_values(selector))
 
 
-def _owner_matcher(pod: SchedPod) -> tuple[Callable[[SchedPod], bool], Any]:
+def _owner_matcher(pod: SchedPod) -> Matcher:
     owner, namespace = pod.owner_uid, pod.namespace
     return ((lambda other: other.owner_uid == owner and other.namespace == namespace and not other.terminating),
-            (NAME, "owner", namespace, owner))
+            (NAME, "owner", namespace, owner), None)
 
 
 def pod_constraints(pod: SchedPod, when: str) -> list[Constraint]:
@@ -129,7 +138,7 @@ class PodTopologySpread:
         nodes = cluster.nodes
         for i, c in enumerate(constraints):
             counts, key = domains[i], c.topology_key
-            for index, count in cluster.matching(c.selects, (pod.namespace,), c.matches).items():
+            for index, count in c.counts(cluster, pod.namespace).items():
                 included = counted.get(index)
                 if included is not None and included[i]:
                     counts[nodes[index].labels[key]] += count
@@ -230,7 +239,7 @@ class PodTopologySpread:
             PodTopologySpread._count_by_owner(pod, cluster, constraints, require_all, values, host_counts)
             return
         for i, c in enumerate(constraints):
-            for index, count in cluster.matching(c.selects, (pod.namespace,), c.matches).items():
+            for index, count in c.counts(cluster, pod.namespace).items():
                 node = cluster.nodes[index]
                 if c.topology_key == HOSTNAME:
                     host_counts.setdefault(index, [0] * len(constraints))[i] += count

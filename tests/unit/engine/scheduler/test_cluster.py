@@ -10,6 +10,10 @@ import random
 from typing import Any, Callable, Optional
 
 import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import (
+    compile_label_selector,
+    required_values,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler import cluster as cluster_module
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
 from schedtest import cluster, node, pod, sched
@@ -30,13 +34,22 @@ def from_scratch(state: Any, namespaces: Optional[tuple], predicate: Callable[[S
     return counts
 
 
-def selectors() -> list[tuple[Any, Optional[tuple], Callable[[SchedPod], bool]]]:
-    """(key, namespaces, predicate): per app in one namespace, per app anywhere, and not terminating."""
-    result: list[tuple[Any, Optional[tuple], Callable[[SchedPod], bool]]] = []
+Selector = tuple[Any, Optional[tuple], Callable[[SchedPod], bool], Optional[tuple[str, frozenset]]]
+
+
+def selectors() -> list[Selector]:
+    """(key, namespaces, predicate, narrowing): per app in one namespace and anywhere, read through the label
+    index or not, two apps through it, and every pod not terminating."""
+    result: list[Selector] = []
     for app in APPS:
-        result.append((("app", app, "shop"), ("shop",), lambda p, app=app: p.labels.get("app") == app))
-        result.append((("app", app, None), None, lambda p, app=app: p.labels.get("app") == app))
-    result.append((("live", "batch+web"), ("batch", "web"), lambda p: not p.terminating))
+        def is_app(p: SchedPod, app: str = app) -> bool:
+            return p.labels.get("app") == app
+        for narrowing in (None, ("app", frozenset([app]))):
+            result.append((("app", app, "shop", narrowing), ("shop",), is_app, narrowing))
+            result.append((("app", app, None, narrowing), None, is_app, narrowing))
+    result.append((("cart or db", "shop+web"), ("shop", "web"), lambda p: p.labels.get("app") in ("cart", "db"),
+                   ("app", frozenset(["cart", "db"]))))
+    result.append((("live", "batch+web"), ("batch", "web"), lambda p: not p.terminating, None))
     return result
 
 
@@ -70,8 +83,9 @@ def test_matching_counts_equal_a_count_from_scratch_after_every_bind_and_unbind(
             placed = random_pod(rng, names)
             state.bind(placed, rng.choice(names))
             bound.append(placed)
-        for key, namespaces, predicate in rng.sample(selectors(), 3):  # some keys skip many moves
-            assert state.matching(key, namespaces, predicate) == from_scratch(state, namespaces, predicate), key
+        for key, namespaces, predicate, narrowing in rng.sample(selectors(), 3):  # some keys skip many moves
+            found = state.matching(key, namespaces, predicate, narrowing)
+            assert found == from_scratch(state, namespaces, predicate), key
             checked += 1
     assert checked == 1200
 
@@ -84,8 +98,8 @@ def test_matching_survives_forgetting_entries(monkeypatch: pytest.MonkeyPatch) -
     state = cluster([node(n, {"cpu": "8", "memory": "32Gi"}) for n in names])
     for _unused in range(200):
         state.bind(random_pod(rng, names), rng.choice(names))
-        key, namespaces, predicate = rng.choice(selectors())
-        assert state.matching(key, namespaces, predicate) == from_scratch(state, namespaces, predicate)
+        key, namespaces, predicate, narrowing = rng.choice(selectors())
+        assert state.matching(key, namespaces, predicate, narrowing) == from_scratch(state, namespaces, predicate)
     assert len(state._matching) <= 2
 
 
@@ -94,7 +108,20 @@ def test_matching_leaves_out_nodes_whose_pods_all_left() -> None:
     state = cluster([node(n, {"cpu": "8", "memory": "32Gi"}) for n in names])
     first = sched(pod(node_name="a", namespace="shop", labels={"app": "cart"}))
     state.bind(first, "a")
-    key, namespaces, predicate = selectors()[0]
-    assert state.matching(key, namespaces, predicate) == {state.by_name["a"].index: 1}
+    for key, namespaces, predicate, narrowing in selectors()[:2]:
+        assert state.matching(key, namespaces, predicate, narrowing) == {state.by_name["a"].index: 1}
     state.unbind(first)
-    assert state.matching(key, namespaces, predicate) == {}
+    for key, namespaces, predicate, narrowing in selectors()[:2]:
+        assert state.matching(key, namespaces, predicate, narrowing) == {}
+
+
+@pytest.mark.parametrize(("selector", "expected"), [
+    ({"matchLabels": {"app": "cart", "tier": "web"}}, ("app", frozenset(["cart"]))),
+    ({"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "b"]},
+                           {"key": "tier", "operator": "In", "values": ["web"]}]}, ("tier", frozenset(["web"]))),
+    ({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]}, None),
+    ({}, None),
+    (None, None),
+])
+def test_required_values_names_the_narrowest_in_requirement(selector: Any, expected: Any) -> None:
+    assert required_values(compile_label_selector(selector)) == expected
