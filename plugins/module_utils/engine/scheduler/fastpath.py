@@ -266,7 +266,7 @@ class FastScheduler:
         offset = 0  # what the plugins that score every node alike add
         bound_scores = []
         bound_offset = 0
-        bounded = []
+        bounded = []  # (plugin, weight, its bound: one int for every node or a list over the window)
         feasible: Optional[list[NodeInfo]] = None
         for plugin, weight in profile.scorers:
             bounds = getattr(plugin, "score_bounds", None)
@@ -274,11 +274,11 @@ class FastScheduler:
             if scores is SKIP:
                 continue
             if isinstance(scores, int):  # one bound for every node
-                bounded.append((plugin, weight))
+                bounded.append((plugin, weight, scores))
                 bound_offset += scores * weight
                 continue
             if scores is not None:
-                bounded.append((plugin, weight))
+                bounded.append((plugin, weight, scores))
                 bound_scores.append((scores, weight))
                 continue
             fast = getattr(plugin, "window_scores", None)
@@ -298,7 +298,7 @@ class FastScheduler:
                 offset += scores[0] * weight
             else:
                 exact_scores.append((scores, weight))
-        # the totals are kept without the parts every node shares (offset, bound_offset), added back where compared
+        # the totals are kept without the parts every node shares (offset), added back where compared
         exact = _weighted_total(exact_scores, len(window))
         for scores, weight in sparse:
             for j, score in scores.others.items():
@@ -310,17 +310,32 @@ class FastScheduler:
         top = upper.index(max(upper))
         lowest_best = self._exact_totals(pod, window, [top], exact, bounded)[0]
         candidates = list(compress(range(len(window)), map((lowest_best - bound_offset).__le__, upper)))
-        totals = self._exact_totals(pod, window, candidates, exact, bounded)
+        totals = self._exact_totals(pod, window, candidates, upper, bounded, bound_offset, keep_from=lowest_best)
         best = max(totals)
         window_best = [window[j] for j, total in zip(candidates, totals, strict=True) if total == best]
         return best + offset, window_best
 
-    def _exact_totals(self, pod: SchedPod, window: list[int], positions: list[int], exact: list[int],
-                      bounded: list) -> list[int]:
-        nodes = [self.cluster.nodes[window[j]] for j in positions]
-        totals = [exact[j] for j in positions]
-        for plugin, weight in bounded:
-            totals = _weighted_sum(totals, plugin.score_many(pod, None, nodes), weight)
+    def _exact_totals(self, pod: SchedPod, window: list[int], positions: list[int], start: list[int],
+                      bounded: list, start_offset: int = 0, keep_from: Optional[int] = None) -> list[int]:
+        """The exact totals at ``positions`` (window positions). ``start`` + ``start_offset`` is, per position, the
+        total of the plugins scored exactly, plus the bounded plugins' bounds when ``keep_from`` is given: the
+        bounds are then replaced by exact scores one plugin at a time, and after each plugin the positions that can
+        no longer reach ``keep_from`` are dropped (from ``positions`` too: the totals of the rest are returned)."""
+        totals = [start[j] + start_offset for j in positions]
+        for plugin, weight, bound in bounded:
+            scores = plugin.score_many(pod, None, [self.cluster.nodes[window[j]] for j in positions])
+            if keep_from is None:
+                totals = _weighted_sum(totals, scores, weight)
+                continue
+            if isinstance(bound, int):
+                totals = [total + (score - bound) * weight for total, score in zip(totals, scores, strict=True)]
+            else:
+                totals = [total + (score - bound[j]) * weight
+                          for total, score, j in zip(totals, scores, positions, strict=True)]
+            if min(totals) < keep_from:
+                kept = [i for i, total in enumerate(totals) if total >= keep_from]
+                positions[:] = [positions[i] for i in kept]
+                totals = [totals[i] for i in kept]
         return totals
 
 
