@@ -133,7 +133,7 @@ class Columns:
         if None not in picked:
             return picked
         values = list(picked)
-        missing = [j for j, value in enumerate(values) if value is None]
+        missing = _positions_of_none(picked)
         nodes = self.cluster.nodes
         for j, value in zip(missing, compute([nodes[window[j]] for j in missing]), strict=True):
             values[j] = column[window[j]] = value
@@ -401,6 +401,19 @@ class Room:
         if memory > 0:
             fits = map(and_, fits, map(memory.__le__, _values(self.free_memory, chunk)))
         return list(compress(chunk, fits))
+
+
+def _positions_of_none(values: tuple) -> list[int]:
+    """Where ``values`` holds None: usually the one or two nodes changed since the last window, so searched for
+    with tuple.index (in C) instead of reading every entry in Python."""
+    found = []
+    position = -1
+    try:
+        while True:
+            position = values.index(None, position + 1)
+            found.append(position)
+    except ValueError:
+        return found
 
 
 def _wrapped(ordered: list[int], split: int, position: int, count: int) -> list[int]:

@@ -16,6 +16,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan impo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import (
     Columns,
     FastScheduler,
+    _positions_of_none,
     _wrapped,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
@@ -246,3 +247,11 @@ def test_wrapped_reads_the_rotated_order_without_rotating() -> None:
         rotated = passing[split:] + passing[:split]
         position, count = rng.randint(0, len(passing)), rng.randint(1, 45)
         assert _wrapped(passing, split, position, count) == rotated[position:position + count]
+
+
+def test_positions_of_none_finds_every_missing_entry() -> None:
+    rng = random.Random("none")
+    for _unused in range(2000):
+        values = tuple(None if rng.random() < rng.choice([0.0, 0.01, 0.3, 1.0]) else rng.randint(0, 9)
+                       for _unused in range(rng.randint(0, 60)))
+        assert _positions_of_none(values) == [j for j, value in enumerate(values) if value is None]
