@@ -40,8 +40,26 @@ def _with_default_requests(containers: Any) -> list[dict]:
     return result
 
 
+_NONZERO_CACHE: dict[str, tuple[int, int]] = {}  # the replicas of a workload ask alike: parse each shape once
+_NONZERO_CACHE_LIMIT = 20_000
+
+
 def nonzero_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
     """(milli-CPU, memory bytes) the way NodeResourcesFit scoring counts a pod (defaults for missing requests)."""
+    # everything the result depends on: the containers' requests, the init containers' restartPolicy too
+    shape = repr(([(c.get("resources") or {}).get("requests") for c in spec.get("containers") or ()],
+                  [((c.get("resources") or {}).get("requests"), c.get("restartPolicy"))
+                   for c in spec.get("initContainers") or ()],
+                  spec.get("overhead"), spec.get("resources")))
+    cached = _NONZERO_CACHE.get(shape)
+    if cached is None:
+        cached = _nonzero_requests(spec)
+        if len(_NONZERO_CACHE) < _NONZERO_CACHE_LIMIT:
+            _NONZERO_CACHE[shape] = cached
+    return cached
+
+
+def _nonzero_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
     patched = {
         "containers": _with_default_requests(spec.get("containers")),
         "initContainers": _with_default_requests(spec.get("initContainers")),
@@ -62,15 +80,19 @@ def _read_containers(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str, int
     from the requests), in one pass over the containers: this runs for every pod of the cluster."""
     ports = []
     needs_defaults = False
-    for containers in (spec.get("containers"), spec.get("initContainers")):
-        for container in containers or ():
-            for port in container.get("ports") or ():
-                number = int(port.get("hostPort") or 0)
-                if number > 0:
-                    ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"), number))
+    for field in ("containers", "initContainers"):
+        for container in spec.get(field) or ():
+            declared = container.get("ports")
+            if declared:
+                for port in declared:
+                    number = int(port.get("hostPort") or 0)
+                    if number > 0:
+                        ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"),
+                                      number))
             if not needs_defaults:
-                requests = (container.get("resources") or {}).get("requests") or {}
-                needs_defaults = "cpu" not in requests or "memory" not in requests
+                resources = container.get("resources")
+                requests = resources.get("requests") if resources else None
+                needs_defaults = not requests or "cpu" not in requests or "memory" not in requests
     return tuple(ports), needs_defaults
 
 

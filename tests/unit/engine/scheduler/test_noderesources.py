@@ -141,3 +141,29 @@ def test_filter_extended_resource_the_node_lacks() -> None:
     reasons = filter_reasons(NodeResourcesFit(), pod(requests=[{EXTENDED: "1"}]),
                              cluster([node("n", {"cpu": "1", "memory": "1Gi"})]))
     assert reasons == {"n": (f"Insufficient {EXTENDED}",)}
+
+
+def test_nonzero_requests_are_cached_per_request_shape_only() -> None:
+    """Pods that ask alike share one parse; a sidecar (restartPolicy Always), overhead or a missing request is a
+    different shape."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
+        _nonzero_requests,
+        nonzero_requests,
+    )
+
+    main = {"name": "app", "resources": {"requests": {"cpu": "250m"}}}
+    init = {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+    specs = [
+        {"containers": [main]},
+        {"containers": [dict(main, name="other", image="x")]},
+        {"containers": [main], "initContainers": [init]},
+        {"containers": [main], "initContainers": [dict(init, restartPolicy="Always")]},
+        {"containers": [main], "overhead": {"cpu": "100m"}},
+        {"containers": [{"name": "bare"}]},
+        {"containers": [main, {"name": "bare"}]},
+    ]
+    for spec in specs * 2:  # the second round reads the cache
+        assert nonzero_requests(spec) == _nonzero_requests(spec), spec
+    assert nonzero_requests(specs[0]) == (250, 200 * 1024 * 1024)
+    assert nonzero_requests(specs[3]) == (1250, 1024 ** 3 + 200 * 1024 * 1024)
+    assert nonzero_requests(specs[6]) == (350, 400 * 1024 * 1024)
