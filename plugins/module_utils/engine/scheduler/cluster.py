@@ -127,25 +127,37 @@ class NodeInfo:
         self.affinity_pods: list[SchedPod] = []  # pods with any inter-pod (anti-)affinity term
 
     def add(self, pod: SchedPod, sign: int = 1) -> None:
-        self.req_cpu += sign * pod.cpu
-        self.req_memory += sign * pod.memory
-        self.req_ephemeral += sign * pod.ephemeral
+        if sign < 0:
+            self._remove(pod)
+            return
+        # runs for every pod of the cluster as the view is built: no multiplications, no empty loops
+        self.req_cpu += pod.cpu
+        self.req_memory += pod.memory
+        self.req_ephemeral += pod.ephemeral
+        if pod.scalar:
+            for name, amount in pod.scalar.items():
+                self.req_scalar[name] = self.req_scalar.get(name, 0) + amount
+        self.nonzero_cpu += pod.nonzero_cpu
+        self.nonzero_memory += pod.nonzero_memory
+        self.pods.append(pod)
+        if pod.host_ports:
+            self.ports.extend(pod.host_ports)
+        if pod.has_affinity:
+            self.affinity_pods.append(pod)
+
+    def _remove(self, pod: SchedPod) -> None:
+        self.req_cpu -= pod.cpu
+        self.req_memory -= pod.memory
+        self.req_ephemeral -= pod.ephemeral
         for name, amount in pod.scalar.items():
-            self.req_scalar[name] = self.req_scalar.get(name, 0) + sign * amount
-        self.nonzero_cpu += sign * pod.nonzero_cpu
-        self.nonzero_memory += sign * pod.nonzero_memory
-        if sign > 0:
-            self.pods.append(pod)
-            if pod.host_ports:
-                self.ports.extend(pod.host_ports)
-            if pod.has_affinity:
-                self.affinity_pods.append(pod)
-        else:
-            self.pods.remove(pod)
-            for port in pod.host_ports:
-                self.ports.remove(port)
-            if pod.has_affinity:
-                self.affinity_pods.remove(pod)
+            self.req_scalar[name] = self.req_scalar.get(name, 0) - amount
+        self.nonzero_cpu -= pod.nonzero_cpu
+        self.nonzero_memory -= pod.nonzero_memory
+        self.pods.remove(pod)
+        for port in pod.host_ports:
+            self.ports.remove(port)
+        if pod.has_affinity:
+            self.affinity_pods.remove(pod)
 
 
 def zone_key(labels: Mapping[str, str]) -> str:
@@ -204,17 +216,26 @@ class Cluster:
         if node is None:
             return None
         node.add(pod, 1)
-        self.changes.append(node.index)
-        self.moves.append((pod, node.index, 1))
-        self.location[pod.key] = node
-        self.pods_by_namespace.setdefault(pod.namespace, {})[pod.key] = pod
-        by_label = self._by_label.get(pod.namespace)
-        if by_label is not None:
-            for label in pod.labels.items():
-                by_label.setdefault(label, {})[pod.key] = pod
-        if pod.owner_uid and not pod.terminating:  # spreading ignores terminating pods
-            counts = self.owner_counts.setdefault(pod.owner_uid, {})
-            counts[node.index] = counts.get(node.index, 0) + 1
+        index, key, namespace = node.index, pod.key, pod.namespace
+        self.changes.append(index)
+        self.moves.append((pod, index, 1))
+        self.location[key] = node
+        # runs for every pod of the cluster as the view is built: no dict made only to be thrown away by setdefault
+        pods = self.pods_by_namespace.get(namespace)
+        if pods is None:
+            pods = self.pods_by_namespace[namespace] = {}
+        pods[key] = pod
+        if self._by_label:
+            by_label = self._by_label.get(namespace)
+            if by_label is not None:
+                for label in pod.labels.items():
+                    by_label.setdefault(label, {})[key] = pod
+        owner = pod.owner_uid
+        if owner and not pod.terminating:  # spreading ignores terminating pods
+            counts = self.owner_counts.get(owner)
+            if counts is None:
+                counts = self.owner_counts[owner] = {}
+            counts[index] = counts.get(index, 0) + 1
         if pod.has_affinity:
             self.affinity_pod_count += 1
             self._index_terms(pod, node, 1)
