@@ -334,8 +334,9 @@ class FastScheduler:
                           for total, score, j in zip(totals, scores, positions, strict=True)]
             if min(totals) < keep_from:
                 kept = [i for i, total in enumerate(totals) if total >= keep_from]
-                positions[:] = [positions[i] for i in kept]
-                totals = [totals[i] for i in kept]
+                if kept:  # the node keep_from was taken from always stays, unless a bound were broken
+                    positions[:] = [positions[i] for i in kept]
+                    totals = [totals[i] for i in kept]
         return totals
 
 
