@@ -160,6 +160,11 @@ class NodeInfo:
             self.affinity_pods.remove(pod)
 
 
+def _index_labels(by_label: dict[tuple[str, str], dict[str, SchedPod]], pod: SchedPod) -> None:
+    for label in pod.labels.items():
+        by_label.setdefault(label, {})[pod.key] = pod
+
+
 def zone_key(labels: Mapping[str, str]) -> str:
     """utilnode.GetZoneKey: region and zone joined; empty when the node has neither."""
     region = next((labels[k] for k in REGION_LABELS if k in labels), "")
@@ -228,8 +233,7 @@ class Cluster:
         if self._by_label:
             by_label = self._by_label.get(namespace)
             if by_label is not None:
-                for label in pod.labels.items():
-                    by_label.setdefault(label, {})[key] = pod
+                _index_labels(by_label, pod)
         owner = pod.owner_uid
         if owner and not pod.terminating:  # spreading ignores terminating pods
             counts = self.owner_counts.get(owner)
@@ -287,8 +291,7 @@ class Cluster:
         if by_label is None:
             by_label = self._by_label[namespace] = {}
             for pod in self.pods_by_namespace.get(namespace, {}).values():
-                for label in pod.labels.items():
-                    by_label.setdefault(label, {})[pod.key] = pod
+                _index_labels(by_label, pod)
         return by_label
 
     def matching(self, key: Any, namespaces: Optional[Collection[str]], predicate: Callable[[SchedPod], bool],

@@ -236,30 +236,16 @@ class PodTopologySpread:
         """Matching pods per topology value (nodes passing the inclusion policies) and per node (hostname)."""
         keys = [c.topology_key for c in constraints]
         if all(c.owner_uid for c in constraints) and pod.namespace:
-            PodTopologySpread._count_by_owner(pod, cluster, constraints, require_all, values, host_counts)
-            return
+            # the default constraints count the controller's pods: the cluster keeps them per node already
+            owned = cluster.owner_counts.get(pod.owner_uid, {})
+            per_node = [owned] * len(constraints)
+        else:
+            per_node = [c.counts(cluster, pod.namespace) for c in constraints]
         for i, c in enumerate(constraints):
-            for index, count in c.counts(cluster, pod.namespace).items():
+            for index, count in per_node[i].items():
+                if count <= 0:
+                    continue  # a controller's count stays at 0 on a node its pods left
                 node = cluster.nodes[index]
-                if c.topology_key == HOSTNAME:
-                    host_counts.setdefault(index, [0] * len(constraints))[i] += count
-                    continue
-                if require_all and not all(k in node.labels for k in keys):
-                    continue
-                value = node.labels.get(c.topology_key, "")
-                if value in values[i] and c.includes(pod, node):
-                    values[i][value] += count
-
-    @staticmethod
-    def _count_by_owner(pod: SchedPod, cluster: Cluster, constraints: list[Constraint], require_all: bool,
-                        values: list[dict[str, int]], host_counts: dict) -> None:
-        """The same counts from the cluster's live pods per controller and node (no scan of the namespace)."""
-        keys = [c.topology_key for c in constraints]
-        for index, count in cluster.owner_counts.get(pod.owner_uid, {}).items():
-            if count <= 0:
-                continue
-            node = cluster.nodes[index]
-            for i, c in enumerate(constraints):
                 if c.topology_key == HOSTNAME:
                     host_counts.setdefault(index, [0] * len(constraints))[i] += count
                     continue
