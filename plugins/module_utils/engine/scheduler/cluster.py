@@ -104,7 +104,7 @@ class NodeInfo:
     __slots__ = (
         "index", "name", "labels", "taints", "unschedulable", "alloc_cpu", "alloc_memory", "alloc_ephemeral",
         "alloc_pods", "alloc_scalar", "req_cpu", "req_memory", "req_ephemeral", "req_scalar", "nonzero_cpu",
-        "nonzero_memory", "pods", "ports", "affinity_pods",
+        "nonzero_memory", "pod_count", "ports", "affinity_pods",
     )
 
     def __init__(self, node: Node, index: int) -> None:
@@ -122,14 +122,11 @@ class NodeInfo:
         self.req_cpu = self.req_memory = self.req_ephemeral = 0
         self.req_scalar: dict[str, int] = {}
         self.nonzero_cpu = self.nonzero_memory = 0
-        self.pods: list[SchedPod] = []
+        self.pod_count = 0  # the scheduler reads only how many pods a node has
         self.ports: list[tuple[str, str, int]] = []
         self.affinity_pods: list[SchedPod] = []  # pods with any inter-pod (anti-)affinity term
 
-    def add(self, pod: SchedPod, sign: int = 1) -> None:
-        if sign < 0:
-            self._remove(pod)
-            return
+    def add(self, pod: SchedPod) -> None:
         # runs for every pod of the cluster as the view is built: no multiplications, no empty loops
         self.req_cpu += pod.cpu
         self.req_memory += pod.memory
@@ -139,13 +136,13 @@ class NodeInfo:
                 self.req_scalar[name] = self.req_scalar.get(name, 0) + amount
         self.nonzero_cpu += pod.nonzero_cpu
         self.nonzero_memory += pod.nonzero_memory
-        self.pods.append(pod)
+        self.pod_count += 1
         if pod.host_ports:
             self.ports.extend(pod.host_ports)
         if pod.has_affinity:
             self.affinity_pods.append(pod)
 
-    def _remove(self, pod: SchedPod) -> None:
+    def remove(self, pod: SchedPod) -> None:
         self.req_cpu -= pod.cpu
         self.req_memory -= pod.memory
         self.req_ephemeral -= pod.ephemeral
@@ -153,7 +150,7 @@ class NodeInfo:
             self.req_scalar[name] = self.req_scalar.get(name, 0) - amount
         self.nonzero_cpu -= pod.nonzero_cpu
         self.nonzero_memory -= pod.nonzero_memory
-        self.pods.remove(pod)
+        self.pod_count -= 1
         for port in pod.host_ports:
             self.ports.remove(port)
         if pod.has_affinity:
@@ -220,12 +217,23 @@ class Cluster:
         node = self.by_name.get(node_name)
         if node is None:
             return None
-        node.add(pod, 1)
-        index, key, namespace = node.index, pod.key, pod.namespace
-        self.changes.append(index)
-        self.moves.append((pod, index, 1))
-        self.location[key] = node
+        self._attach(pod, node)
+        self.changes.append(node.index)
+        self.moves.append((pod, node.index, 1))
+        return node
+
+    def load(self, bound: Iterable[tuple[SchedPod, str]]) -> None:
+        """Bind the pods already running (on nodes of the view): the starting point, so they are not logged as
+        changes (whatever reads the logs is made after the load)."""
+        attach, by_name = self._attach, self.by_name
+        for pod, node_name in bound:
+            attach(pod, by_name[node_name])
+
+    def _attach(self, pod: SchedPod, node: NodeInfo) -> None:
         # runs for every pod of the cluster as the view is built: no dict made only to be thrown away by setdefault
+        node.add(pod)
+        key, namespace = pod.key, pod.namespace
+        self.location[key] = node
         pods = self.pods_by_namespace.get(namespace)
         if pods is None:
             pods = self.pods_by_namespace[namespace] = {}
@@ -239,17 +247,17 @@ class Cluster:
             counts = self.owner_counts.get(owner)
             if counts is None:
                 counts = self.owner_counts[owner] = {}
+            index = node.index
             counts[index] = counts.get(index, 0) + 1
         if pod.has_affinity:
             self.affinity_pod_count += 1
             self._index_terms(pod, node, 1)
-        return node
 
     def unbind(self, pod: SchedPod) -> Optional[NodeInfo]:
         node = self.location.pop(pod.key, None)
         if node is None:
             return None
-        node.add(pod, -1)
+        node.remove(pod)
         self.changes.append(node.index)
         self.moves.append((pod, node.index, -1))
         self.pods_by_namespace.get(pod.namespace, {}).pop(pod.key, None)

@@ -374,7 +374,7 @@ class Room:
 
     def _measure(self, index: int) -> None:
         node = self.cluster.nodes[index]
-        self.free_pods[index] = node.alloc_pods - len(node.pods)
+        self.free_pods[index] = node.alloc_pods - node.pod_count
         self.free_cpu[index] = node.alloc_cpu - node.req_cpu
         self.free_memory[index] = node.alloc_memory - node.req_memory
         if self.free_pods[index] <= 0:

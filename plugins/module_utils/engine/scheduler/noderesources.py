@@ -156,7 +156,7 @@ class NodeResourcesFit:
     def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:
         cpu, memory, ephemeral, scalar = state
         reasons = []
-        if len(node.pods) + 1 > node.alloc_pods:
+        if node.pod_count + 1 > node.alloc_pods:
             reasons.append("Too many pods")
         if cpu == 0 and memory == 0 and ephemeral == 0 and not scalar:
             return tuple(reasons) or None

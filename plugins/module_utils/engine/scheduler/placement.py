@@ -73,15 +73,13 @@ class PlacementRequest:
 
 
 def build_cluster(snapshot: Any, extras: Optional[ExtrasIndex]) -> tuple[Cluster, dict[int, SchedPod]]:
+    """The scheduler's view of the snapshot, and the view of each bound pod by its snapshot index."""
     cluster = Cluster(snapshot.nodes.values(), snapshot.namespaces)
-    by_index: dict[int, SchedPod] = {}
     lookup = extras.by_key if extras else {}
-    for pod in snapshot.pods:
-        if not pod.node_name or pod.is_terminal() or pod.node_name not in cluster.by_name:
-            continue
-        sched = SchedPod(pod, lookup.get(pod.key))
-        by_index[pod.index] = sched
-        cluster.bind(sched, pod.node_name)
+    by_name = cluster.by_name
+    by_index = {pod.index: SchedPod(pod, lookup.get(pod.key)) for pod in snapshot.pods
+                if pod.node_name in by_name and not pod.is_terminal()}
+    cluster.load((sched, sched.model.node_name) for sched in by_index.values())
     return cluster, by_index
 
 

@@ -7,6 +7,8 @@ pod object (while objects are listed or loaded); ``SchedPod`` joins them with th
 
 from __future__ import annotations
 
+from itertools import chain
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import (
@@ -16,6 +18,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels im
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Pod, pod_requests
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import (
+    NANO,
     milli_value,
     parse_quantity,
     value,
@@ -27,6 +30,8 @@ DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 BASIC_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 _BASIC = frozenset(BASIC_RESOURCES)
+_CPU_MEMORY = frozenset(("cpu", "memory"))
+NO_SCALAR: Mapping[str, int] = MappingProxyType({})  # shared by the pods that ask no extended resource
 
 
 def _with_default_requests(containers: Any) -> list[dict]:
@@ -80,20 +85,21 @@ def _read_containers(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str, int
     from the requests), in one pass over the containers: this runs for every pod of the cluster."""
     ports = []
     needs_defaults = False
-    for field in ("containers", "initContainers"):
-        for container in spec.get(field) or ():
-            declared = container.get("ports")
-            if declared:
-                for port in declared:
-                    number = int(port.get("hostPort") or 0)
-                    if number > 0:
-                        ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"),
-                                      number))
-            if not needs_defaults:
-                resources = container.get("resources")
-                requests = resources.get("requests") if resources else None
-                needs_defaults = not requests or "cpu" not in requests or "memory" not in requests
-    return tuple(ports), needs_defaults
+    containers = spec.get("containers") or ()
+    init_containers = spec.get("initContainers")
+    for container in chain(containers, init_containers) if init_containers else containers:
+        declared = container.get("ports")
+        if declared:  # most declare container ports only: hostPort absent
+            for port in declared:
+                host_port = port.get("hostPort")
+                if host_port and int(host_port) > 0:
+                    ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"),
+                                  int(host_port)))
+        if not needs_defaults:
+            resources = container.get("resources")
+            requests = resources.get("requests") if resources else None
+            needs_defaults = not requests or "cpu" not in requests or "memory" not in requests
+    return (tuple(ports) if ports else ()), needs_defaults
 
 
 def extract_extras(obj: Mapping[str, Any], container_cpus: bool = True) -> Optional[dict]:
@@ -237,19 +243,27 @@ class SchedPod:
         self.name = model.name
         self.labels = model.labels
         owner = model.owner
-        self.owner_uid = owner.uid if owner and owner.controller else ""
-        self.owner_kind = owner.kind if owner else ""
+        if owner:
+            self.owner_uid = owner.uid if owner.controller else ""
+            self.owner_kind = owner.kind
+        else:
+            self.owner_uid = self.owner_kind = ""
         requests = self.requests = model.requests
-        # requests as the scheduler counts them (cpu in millis, the rest in units), computed once
-        cpu = self.cpu = milli_value(requests["cpu"]) if "cpu" in requests else 0
-        memory = self.memory = value(requests["memory"]) if "memory" in requests else 0
-        self.ephemeral = value(requests["ephemeral-storage"]) if "ephemeral-storage" in requests else 0
-        self.scalar = {} if requests.keys() <= _BASIC else {
-            k: value(v) for k, v in requests.items() if k not in _BASIC and v > 0}
+        # requests as the scheduler counts them (cpu in millis, the rest in units: quantity.milli_value and value,
+        # inlined), computed once
+        cpu = self.cpu = -((-requests["cpu"]) // 10**6) if "cpu" in requests else 0
+        memory = self.memory = -((-requests["memory"]) // NANO) if "memory" in requests else 0
+        if len(requests) <= 2 and requests.keys() <= _CPU_MEMORY:
+            self.ephemeral = 0
+            self.scalar = NO_SCALAR
+        else:
+            self.ephemeral = value(requests["ephemeral-storage"]) if "ephemeral-storage" in requests else 0
+            self.scalar = {k: value(v) for k, v in requests.items() if k not in _BASIC and v > 0} or NO_SCALAR
         self.terminating = model.terminating
         if not extras:
             self.scheduler_name = DEFAULT_SCHEDULER
-            self.nonzero_cpu, self.nonzero_memory = cpu, memory  # every container asks both: no defaults apply
+            self.nonzero_cpu = cpu  # every container asks both cpu and memory: no defaults apply
+            self.nonzero_memory = memory
             self.host_ports = ()
             self.container_cpu = None
             if model.anti_affinity_terms:

@@ -1,4 +1,5 @@
-"""The scheduler view's bookkeeping: Cluster.matching keeps per-selector pod counts across binds and unbinds.
+"""The scheduler view's bookkeeping: Cluster.matching keeps per-selector pod counts across binds and unbinds, and
+Cluster.load builds the starting point.
 
 Both the fast path and the reference path read these counts (topology spread domains, inter-pod affinity terms), so
 the comparison of the two paths in test_fastpath.py cannot catch a wrong count: here each call is checked against a
@@ -88,6 +89,28 @@ def test_matching_counts_equal_a_count_from_scratch_after_every_bind_and_unbind(
             assert found == from_scratch(state, namespaces, predicate), key
             checked += 1
     assert checked == 1200
+
+
+def _view_of(state: Any) -> tuple:
+    nodes = [(n.name, n.req_cpu, n.req_memory, n.nonzero_cpu, n.nonzero_memory, n.pod_count,
+              sorted(p.key for p in n.affinity_pods)) for n in state.nodes]
+    return (nodes, {k: n.name for k, n in state.location.items()}, state.owner_counts,
+            {ns: sorted(pods) for ns, pods in state.pods_by_namespace.items()}, state.affinity_pod_count)
+
+
+def test_load_makes_the_view_binding_one_by_one_makes_and_logs_no_change() -> None:
+    rng = random.Random("load")
+    names = [f"n{i}" for i in range(6)]
+    running = [(random_pod(rng, names), rng.choice(names)) for _unused in range(60)]
+    loaded = cluster([node(n, {"cpu": "8", "memory": "32Gi"}) for n in names])
+    loaded.load(running)
+    bound = cluster([node(n, {"cpu": "8", "memory": "32Gi"}) for n in names])
+    for placed, name in running:
+        bound.bind(placed, name)
+    assert _view_of(loaded) == _view_of(bound)
+    assert loaded.changes == [] and loaded.moves == []  # the starting point, not moves to replay
+    for key, namespaces, predicate, narrowing in selectors():  # and counts start from it
+        assert loaded.matching(key, namespaces, predicate, narrowing) == from_scratch(bound, namespaces, predicate)
 
 
 def test_matching_survives_forgetting_entries(monkeypatch: pytest.MonkeyPatch) -> None:
