@@ -241,19 +241,30 @@ class PodTopologySpread:
             per_node = [owned] * len(constraints)
         else:
             per_node = [c.counts(cluster, pod.namespace) for c in constraints]
+        nodes, size = cluster.nodes, len(constraints)
+        # a pod without node selector or required node affinity passes the inclusion policies on every node, unless
+        # taints are honored: then the per-node check is skipped (this runs once per replacement)
+        unrestricted = not pod.model.node_selector and pod.model.required_node_terms is None
         for i, c in enumerate(constraints):
+            if c.topology_key == HOSTNAME:
+                for index, count in per_node[i].items():
+                    if count > 0:  # a controller's count stays at 0 on a node its pods left
+                        counts = host_counts.get(index)
+                        if counts is None:
+                            counts = host_counts[index] = [0] * size
+                        counts[i] += count
+                continue
+            domains, key = values[i], c.topology_key
+            every_node = not c.honor_taints and (unrestricted or not c.honor_affinity)
             for index, count in per_node[i].items():
                 if count <= 0:
-                    continue  # a controller's count stays at 0 on a node its pods left
-                node = cluster.nodes[index]
-                if c.topology_key == HOSTNAME:
-                    host_counts.setdefault(index, [0] * len(constraints))[i] += count
                     continue
-                if require_all and not all(k in node.labels for k in keys):
+                labels = nodes[index].labels
+                if require_all and not all(k in labels for k in keys):
                     continue
-                value = node.labels.get(c.topology_key, "")
-                if value in values[i] and c.includes(pod, node):
-                    values[i][value] += count
+                value = labels.get(key, "")
+                if value in domains and (every_node or c.includes(pod, nodes[index])):
+                    domains[value] += count
 
     def score_many(self, pod: SchedPod, state: Any, nodes: list[NodeInfo]) -> list[int]:
         """score() for every node, with the per-constraint lookups hoisted out of the node loop."""

@@ -123,3 +123,18 @@ def test_filter_min_domains_makes_the_global_minimum_zero() -> None:
     constraint = dict(spread(1, "zone", FOO, "DoNotSchedule"), minDomains=3)
     got = filter_reasons(PodTopologySpread(), incoming(constraint), state)
     assert got == {"node-a": (REASON_CONSTRAINTS,), "node-b": (REASON_CONSTRAINTS,)}
+
+
+@pytest.mark.parametrize("policy,expected", [
+    ("Honor", {"node-a": 100, "node-x": 0}),  # node-b's pods do not count: the pod's nodeSelector excludes node-b
+    ("Ignore", {"node-a": 25, "node-x": 100}),
+])
+def test_node_affinity_policy_decides_whose_pods_count(policy: str, expected: dict) -> None:
+    nodes = [node("node-a", labels={HOST: "node-a", "zone": "zone1", "env": "prod"}),
+             node("node-b", labels={HOST: "node-b", "zone": "zone1"}),
+             node("node-x", labels={HOST: "node-x", "zone": "zone2", "env": "prod"})]
+    state = cluster(nodes, existing({"node-b": 3, "node-x": 1}))
+    constraint = {**spread(1, "zone", FOO), "nodeAffinityPolicy": policy}
+    pod_in = pod("p", labels={"foo": ""}, spec={"topologySpreadConstraints": [constraint],
+                                                "nodeSelector": {"env": "prod"}})
+    assert scores(PodTopologySpread(), pod_in, state, ["node-a", "node-x"]) == expected
