@@ -15,7 +15,9 @@ OPERATOR_GROUP_NAME = OPERATOR_NAMESPACE
 CSV_PREFIX = "clusterkubedescheduleroperator."
 OPERATOR_DEPLOYMENT = "descheduler-operator"
 MONITORING_LABEL = "openshift.io/cluster-monitoring"
-OLM_OWNER_LABEL = f"operators.coreos.com/{PACKAGE}.{OPERATOR_NAMESPACE}"
+# OLM's component label: "operators.coreos.com/" + "<package>.<namespace>" cut to 63 characters (a label name's limit;
+# decorators.Operator.ComponentLabelKey), which this package and namespace exceed
+OLM_OWNER_LABEL = "operators.coreos.com/" + f"{PACKAGE}.{OPERATOR_NAMESPACE}"[:63]
 DEFAULT_CHANNEL = "stable"
 DEFAULT_SOURCE = "redhat-operators"
 DEFAULT_SOURCE_NAMESPACE = "openshift-marketplace"

@@ -312,7 +312,7 @@ class Olm(Controller):
         plan = emulator.api.create(plan_type, metadata["namespace"], {
             "apiVersion": f"{OLM_GROUP}/v1alpha1", "kind": "InstallPlan",
             "metadata": {"generateName": "install-", "namespace": metadata["namespace"],
-                         "labels": {f"operators.coreos.com/{spec.get('name')}.{metadata['namespace']}": ""},
+                         "labels": {"operators.coreos.com/" + f"{spec.get('name')}.{metadata['namespace']}"[:63]: ""},
                          "ownerReferences": [{"apiVersion": f"{OLM_GROUP}/v1alpha1", "kind": "Subscription",
                                               "name": metadata["name"], "uid": metadata.get("uid", ""),
                                               "blockOwnerDeletion": False, "controller": False}]},
@@ -381,7 +381,7 @@ class Olm(Controller):
         created = emulator.api.create(csv_type, namespace, {
             "apiVersion": f"{OLM_GROUP}/v1alpha1", "kind": "ClusterServiceVersion",
             "metadata": {"name": name, "namespace": namespace,
-                         "labels": {f"operators.coreos.com/{PACKAGE}.{namespace}": ""},
+                         "labels": {"operators.coreos.com/" + f"{PACKAGE}.{namespace}"[:63]: ""},
                          "annotations": {"olm.skipRange": "", "operatorframework.io/suggested-namespace":
                                          OPERATOR_NAMESPACE, "operatorframework.io/cluster-monitoring": "true"}},
             "spec": {
