@@ -7,10 +7,11 @@ The cluster comes from examples/generate_cluster.py; the first nodes get a NoSch
 ``--evictions`` pods run on them, and the policy is RemovePodsViolatingNodeTaints (a drain of those nodes), so every
 planned eviction needs a new node. The target is placement within 2x the time of the plan without it.
 
-The plan without and with placement run in turn, ``--repeat`` pairs of them (default 3), in one process. Each run
-gets its own copy of the objects and starts with the engine's module caches empty, as a module's fresh process
-does. Every run's wall and CPU time is printed, then per figure the minimum and median, and the ratio of each pair:
-the verdict is on the median pair ratio (a pair runs back to back, so a machine slowing down moves both of its runs).
+The plan without and with placement run in turn, ``--repeat`` pairs of them (default 3), each in a fresh Python
+process as a module's plan does: the objects are generated once and pickled, every run loads them and times
+compute_plan alone (no heap or cache left over from an earlier run). Every run's wall and CPU time is printed, then per
+figure the minimum and median, and the ratio of each pair: the verdict is on the median pair ratio (a pair runs back to
+back, so a machine slowing down moves both of its runs).
 
 ``--placements FILE`` writes every eviction's placement and the utilization after placement as JSON, so that two
 versions of the code can be compared on the benchmark cluster (``cmp`` of the files).
@@ -19,15 +20,18 @@ versions of the code can be compared on the benchmark cluster (``cmp`` of the fi
 from __future__ import annotations
 
 import argparse
-import copy
 import gc
 import importlib.util
 import json
+import os
+import pickle
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import Any, Optional
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "build" / "collections"))
@@ -76,26 +80,65 @@ def taint_nodes(objects: list[dict], evictions: int) -> int:
     return tainted
 
 
-def empty_caches() -> None:
-    """The engine's module-level caches start empty in a module's process: empty them before each timed run."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine import quantity
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler import podinfo
-
-    for cache in (quantity._cache, podinfo._NONZERO_CACHE, podinfo._TERM_CACHE):
-        cache.clear()
-
-
 def timed(objects: list[dict], placement: bool) -> tuple[float, float, dict]:
     from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
     from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
         PlacementRequest,
     )
 
-    empty_caches()
     gc.collect()
     start, cpu_start = time.perf_counter(), time.process_time()
     plan = compute_plan(objects, POLICY, NOW, placement=PlacementRequest() if placement else None)
     return time.perf_counter() - start, time.process_time() - cpu_start, plan
+
+
+def one_run(objects_file: str, placement: bool, placements_file: Optional[str]) -> int:
+    """A child process: one timed plan on the pickled objects; its figures as one JSON line on stdout."""
+    with open(objects_file, "rb") as handle:
+        objects = pickle.load(handle)
+    seconds, cpu, plan = timed(objects, placement)
+    figures: dict[str, Any] = {"seconds": seconds, "cpu": cpu, "evictions": len(plan["evictions"])}
+    if placement:
+        figures["verdict"] = {k: v for k, v in plan["placement"].items() if isinstance(v, int)}
+    if placements_file:
+        with open(placements_file, "w", encoding="utf-8") as handle:
+            json.dump({"evictions": [[e["namespace"], e["name"], e["placement"]] for e in plan["evictions"]],
+                       "nodes": [[n["name"], n["requested_after_placement"], n["after_placement"]]
+                                 for n in plan["utilization"]["nodes"]],
+                       "verdict": plan["placement"]}, handle, sort_keys=True)
+    print(json.dumps(figures))
+    return 0
+
+
+def run_child(objects_file: str, placement: bool, placements_file: Optional[str]) -> dict:
+    command = [sys.executable, __file__, "--one-run", "with" if placement else "without", "--objects", objects_file]
+    if placements_file:
+        command += ["--placements", placements_file]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def report(runs: dict[bool, list[dict]]) -> None:
+    for label, placement in (("plan without placement", False), ("plan with placement:   ", True)):
+        walls = sorted(r["seconds"] for r in runs[placement])
+        cpus = sorted(r["cpu"] for r in runs[placement])
+        print(f"{label} min {walls[0]:.1f} s, median {median(walls):.1f} s (CPU min {cpus[0]:.1f} s, "
+              f"median {median(cpus):.1f} s)")
+    pairs = list(zip(runs[False], runs[True], strict=True))
+    placed = runs[True][-1]
+    alone = median([with_it["seconds"] - without["seconds"] for without, with_it in pairs])
+    print(f"placement alone (median): {alone:.1f} s, {alone / max(placed['evictions'], 1) * 1000:.2f} ms "
+          "per replacement")
+    verdict = placed["verdict"]
+    print(f"evictions {placed['evictions']}: placed {verdict['placed']}, same node {verdict['same_node']}, "
+          f"unplaced {verdict['unplaced']}, not replaced {verdict['not_replaced']}, ties {verdict['ties']}")
+    ratios = [with_it["seconds"] / without["seconds"] for without, with_it in pairs]
+    cpu_ratios = [with_it["cpu"] / without["cpu"] for without, with_it in pairs]
+    print(f"pair ratios (wall): {', '.join(f'{r:.2f}' for r in ratios)}; (CPU): "
+          f"{', '.join(f'{r:.2f}' for r in cpu_ratios)}")
+    ratio = median(ratios)
+    print(f"ratio {ratio:.2f} (median of {len(ratios)} pairs, target <= {TARGET_RATIO}): "
+          f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}")
 
 
 def main() -> int:
@@ -106,44 +149,29 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3, help="pairs of runs (without, with placement); default 3")
     parser.add_argument("--placements", help="write the placements and utilization after placement to this file")
+    parser.add_argument("--one-run", choices=["without", "with"], help=argparse.SUPPRESS)  # a child process
+    parser.add_argument("--objects", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one_run:
+        return one_run(args.objects, args.one_run == "with", args.placements)
     objects = generator().build_cluster(args.nodes, args.pods_per_node, seed=args.seed, now=NOW)
     tainted = taint_nodes(objects, args.evictions)
     pods = sum(1 for o in objects if o.get("kind") == "Pod")
-    print(f"cluster: {args.nodes} nodes, {pods} pods; {tainted} nodes tainted for the drain")
-    runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-    plans: dict[bool, dict] = {}
-    for repeat in range(args.repeat):
-        for placement in (False, True):
-            seconds, cpu, plans[placement] = timed(copy.deepcopy(objects), placement)
-            runs[placement].append((seconds, cpu))
-            print(f"run {repeat + 1} {'with' if placement else 'without'} placement: {seconds:.1f} s, CPU {cpu:.1f} s")
-    plain, placed = plans[False], plans[True]
-    verdict = placed["placement"]
-    print(f"evictions: {len(plain['evictions'])} (with placement: {len(placed['evictions'])})")
-    for label, placement in (("plan without placement", False), ("plan with placement:   ", True)):
-        walls, cpus = (sorted(figures) for figures in zip(*runs[placement], strict=True))
-        print(f"{label} min {walls[0]:.1f} s, median {median(walls):.1f} s (CPU min {cpus[0]:.1f} s, "
-              f"median {median(cpus):.1f} s)")
-    pairs = list(zip(runs[False], runs[True], strict=True))  # ((wall, CPU) without, (wall, CPU) with placement)
-    alone = median([placed_run[0] - plain_run[0] for plain_run, placed_run in pairs])
-    print(f"placement alone (median): {alone:.1f} s, {alone / max(len(placed['evictions']), 1) * 1000:.2f} ms "
-          "per replacement")
-    print(f"placed {verdict['placed']}, same node {verdict['same_node']}, unplaced {verdict['unplaced']}, "
-          f"not replaced {verdict['not_replaced']}, ties {verdict['ties']}")
-    ratios = [placed_run[0] / plain_run[0] for plain_run, placed_run in pairs]
-    cpu_ratios = [placed_run[1] / plain_run[1] for plain_run, placed_run in pairs]
-    print(f"pair ratios (wall): {', '.join(f'{r:.2f}' for r in ratios)}; (CPU): "
-          f"{', '.join(f'{r:.2f}' for r in cpu_ratios)}")
-    ratio = median(ratios)
-    print(f"ratio {ratio:.2f} (median of {len(ratios)} pairs, target <= {TARGET_RATIO}): "
-          f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}")
-    if args.placements:
-        with open(args.placements, "w", encoding="utf-8") as handle:
-            json.dump({"evictions": [[e["namespace"], e["name"], e["placement"]] for e in placed["evictions"]],
-                       "nodes": [[n["name"], n["requested_after_placement"], n["after_placement"]]
-                                 for n in placed["utilization"]["nodes"]],
-                       "verdict": verdict}, handle, sort_keys=True)
+    print(f"cluster: {args.nodes} nodes, {pods} pods; {tainted} nodes tainted for the drain", flush=True)
+    runs: dict[bool, list[dict]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory(prefix="bench-placement-") as scratch:
+        objects_file = os.path.join(scratch, "objects.pickle")
+        with open(objects_file, "wb") as handle:
+            pickle.dump(objects, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        del objects
+        for repeat in range(args.repeat):
+            for placement in (False, True):
+                last = repeat == args.repeat - 1
+                figures = run_child(objects_file, placement, args.placements if placement and last else None)
+                runs[placement].append(figures)
+                print(f"run {repeat + 1} {'with' if placement else 'without'} placement: {figures['seconds']:.1f} s, "
+                      f"CPU {figures['cpu']:.1f} s", flush=True)
+    report(runs)
     return 0
 
 
