@@ -141,6 +141,9 @@ options:
         DaemonSet pod comes back to its node.
       - Each eviction then has C(placement) and the plan has RV(placement); per node, the utilization after
         placement is added to RV(utilization). Off by default (the plan and its speed stay as they were).
+      - A live plan with placement also lists PersistentVolumes (cluster scope, verb C(list)), as a replacement's bound
+        claims keep it on the nodes and zones its volumes allow (C(VolumeBinding), C(VolumeZone)). A snapshot file
+        without PersistentVolumes is planned without that check, and C(not_modeled) of RV(placement) says so.
     type: bool
     default: false
   scheduler_config:

@@ -1,6 +1,7 @@
 """The placement preview against a real kube-scheduler (v1.36.3, built by tests/controlplane): random clusters of
 nodes and bound pods on the real API server, one pending pod, and the node the real scheduler binds it to must be one
-of the preview's tied best nodes - for several seeds, with the default profile and with MostAllocated (binpack).
+of the preview's tied best nodes - for several seeds, with the default profile and with MostAllocated (binpack), half
+of the pending pods with a claim bound (by the real kube-controller-manager) to a volume pinned to a node or a zone.
 
 Runs on the suite's own control plane (the default backend); the test starts its own kube-scheduler with a
 KubeSchedulerConfiguration holding both profiles, and tells the kubelet stand-in to leave its pods alone.
@@ -162,6 +163,54 @@ def pending_pod(rng: random.Random, namespace: str, scheduler_name: str, prefix:
     return _pod("pending", namespace, _requests(rng), "web", spec=spec)
 
 
+def volume_objects(rng: random.Random, nodes: list[dict], namespace: str, prefix: str) -> list[dict]:
+    """A claim bound to a volume that pins the pod: a local volume with node affinity to one node, or a volume
+    labelled with one zone (VolumeZone), or none (half the cases)."""
+    choice = rng.choice(("none", "none", "node", "zone"))
+    if choice == "none":
+        return []
+    name = f"{prefix}-data"
+    volume: dict[str, Any] = {"apiVersion": "v1", "kind": "PersistentVolume",
+                              "metadata": {"name": name, "labels": {}},
+                              "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                                       "storageClassName": "", "persistentVolumeReclaimPolicy": "Retain",
+                                       "claimRef": {"namespace": namespace, "name": "data"}}}
+    if choice == "node":
+        target = rng.choice(nodes)["metadata"]["name"]
+        volume["spec"]["local"] = {"path": "/mnt/data"}
+        volume["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": [target]}]}]}}
+    else:
+        volume["spec"]["hostPath"] = {"path": "/mnt/data"}
+        volume["metadata"]["labels"]["topology.kubernetes.io/zone"] = rng.choice(ZONES)
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": namespace},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": name,
+                      "resources": {"requests": {"storage": "1Gi"}}}}
+    return [volume, claim]
+
+
+def _bound_claims(api_client: Any, plane: Any, volumes: list[dict]) -> list[dict]:
+    """Create the volume and claim and wait until kube-controller-manager has bound them; the objects as read."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    if not volumes:
+        return []
+    volume, claim = volumes
+    core.create_persistent_volume(volume)
+    namespace = claim["metadata"]["namespace"]
+    core.create_namespaced_persistent_volume_claim(namespace, claim)
+    deadline = time.monotonic() + BIND_TIMEOUT
+    while time.monotonic() < deadline:
+        read = core.read_namespaced_persistent_volume_claim("data", namespace)
+        if read.status.phase == "Bound":
+            bound_volume = core.read_persistent_volume(volume["metadata"]["name"])
+            return [{**api_client.sanitize_for_serialization(read), "kind": "PersistentVolumeClaim"},
+                    {**api_client.sanitize_for_serialization(bound_volume), "kind": "PersistentVolume"}]
+        time.sleep(0.2)
+    raise AssertionError(f"kube-controller-manager did not bind claim {namespace}/data within {BIND_TIMEOUT} s")
+
+
 def _create(api_client: Any, plane: Any, objects: list[dict]) -> None:
     from kubernetes import client
 
@@ -187,7 +236,7 @@ def _bound_node(api_client: Any, namespace: str, name: str) -> str:
     raise AssertionError(f"the real kube-scheduler did not bind {namespace}/{name} within {BIND_TIMEOUT} s")
 
 
-def _preview(api_client: Any, prefix: str, namespace: str, pending: dict) -> Any:
+def _preview(api_client: Any, prefix: str, namespace: str, pending: dict, storage: list[dict]) -> Any:
     """Our placement of the pending pod on what the API server holds for this test's nodes and pods."""
     from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
     from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster
@@ -200,6 +249,7 @@ def _preview(api_client: Any, prefix: str, namespace: str, pending: dict) -> Any
         SchedPod,
         extract_extras,
     )
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.storage import Storage
     from kubernetes import client
 
     core = client.CoreV1Api(api_client)
@@ -209,6 +259,7 @@ def _preview(api_client: Any, prefix: str, namespace: str, pending: dict) -> Any
     for obj in pods:
         if obj["spec"].get("nodeName") and obj["metadata"]["name"] != "pending":
             cluster.bind(SchedPod(Pod(obj), extract_extras(obj)), obj["spec"]["nodeName"])
+    cluster.storage = Storage.from_objects(storage) if storage else None
     profile = load_profiles(SCHEDULER_CONFIG)[pending["spec"]["schedulerName"]]
     return schedule(profile, SchedPod(Pod(pending), extract_extras(pending)), cluster, StaticCache())
 
@@ -226,7 +277,11 @@ def test_real_scheduler_binds_to_one_of_the_tied_best_nodes(plane: Any, schedule
     try:
         time.sleep(2)  # the scheduler's informers see the bound pods before the pending one arrives
         pending = pending_pod(rng, namespace, profile, prefix)
-        expected = _preview(api_client, prefix, namespace, pending)
+        volumes = volume_objects(rng, nodes, namespace, prefix)
+        storage = _bound_claims(api_client, plane, volumes)
+        if storage:
+            pending["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+        expected = _preview(api_client, prefix, namespace, pending, storage)
         _create(api_client, plane, [pending])
         if expected.node is None:
             time.sleep(5)
@@ -240,3 +295,48 @@ def test_real_scheduler_binds_to_one_of_the_tied_best_nodes(plane: Any, schedule
         core = client.CoreV1Api(api_client)
         for node in nodes:
             core.delete_node(node["metadata"]["name"])
+        for volume in volumes[:1]:
+            core.delete_persistent_volume(volume["metadata"]["name"])
+
+
+def test_a_local_volume_keeps_the_pod_on_its_busier_node(plane: Any, scheduler: Any, api_client: Any,
+                                                         namespace: str) -> None:
+    """Scores alone send the pod to the idle node; its claim's local volume pins it to the busy one, for the real
+    scheduler and for the preview (which without the volume would have said otherwise)."""
+    from kubernetes import client
+
+    prefix = f"pv{uuid.uuid4().hex[:6]}"
+    capacity = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": f"{prefix}-{role}", "labels": {"kubernetes.io/hostname": f"{prefix}-{role}",
+                                                                   "preview": prefix}},
+              "status": {"capacity": capacity, "allocatable": capacity,
+                         "conditions": [{"type": "Ready", "status": "True"}]}} for role in ("busy", "idle")]
+    load = _pod("load", namespace, {"cpu": "3", "memory": "6Gi"}, "db", node_name=f"{prefix}-busy")
+    volumes = [
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"{prefix}-data"},
+         "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                  "local": {"path": "/mnt/data"}, "claimRef": {"namespace": namespace, "name": "data"},
+                  "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                      {"key": "kubernetes.io/hostname", "operator": "In", "values": [f"{prefix}-busy"]}]}]}}}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": namespace},
+         "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": f"{prefix}-data",
+                  "resources": {"requests": {"storage": "1Gi"}}}},
+    ]
+    _create(api_client, plane, nodes + [load])
+    try:
+        storage = _bound_claims(api_client, plane, volumes)
+        time.sleep(2)  # the scheduler's informers see the bound pod and the volume first
+        pending = _pod("pending", namespace, {"cpu": "500m", "memory": "512Mi"}, "db", spec={
+            "schedulerName": "preview-default", "nodeSelector": {"preview": prefix},
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]})
+        expected = _preview(api_client, prefix, namespace, pending, storage)
+        unaware = _preview(api_client, prefix, namespace, pending, [])
+        assert (expected.tied, unaware.tied) == ([f"{prefix}-busy"], [f"{prefix}-idle"])
+        _create(api_client, plane, [pending])
+        assert _bound_node(api_client, namespace, "pending") == f"{prefix}-busy"
+    finally:
+        core = client.CoreV1Api(api_client)
+        for node in nodes:
+            core.delete_node(node["metadata"]["name"])
+        core.delete_persistent_volume(f"{prefix}-data")

@@ -25,6 +25,7 @@ KIND_RESOURCES: dict[str, tuple[str, str]] = {
     "PriorityClass": ("scheduling.k8s.io/v1", "priorityclasses"),
     "PodDisruptionBudget": ("policy/v1", "poddisruptionbudgets"),
     "PersistentVolumeClaim": ("v1", "persistentvolumeclaims"),
+    "PersistentVolume": ("v1", "persistentvolumes"),
     "ReplicaSet": ("apps/v1", "replicasets"),
     "Deployment": ("apps/v1", "deployments"),
     "StatefulSet": ("apps/v1", "statefulsets"),
@@ -34,6 +35,8 @@ KIND_RESOURCES: dict[str, tuple[str, str]] = {
 # What the planning engine reads (engine.snapshot.KINDS_READ)
 DEFAULT_KINDS: tuple[str, ...] = ("Node", "Pod", "Namespace", "PriorityClass", "PodDisruptionBudget",
                                   "PersistentVolumeClaim")
+# The placement preview also reads PersistentVolumes (their node affinity and zone labels pin a replacement)
+PLACEMENT_KINDS: tuple[str, ...] = (*DEFAULT_KINDS, "PersistentVolume")
 # Owners, for reports and for callers that resolve a pod's controller
 WORKLOAD_KINDS: tuple[str, ...] = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job")
 

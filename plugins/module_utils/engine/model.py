@@ -125,6 +125,39 @@ class Node:
         self.capacity: dict[str, int] = _quantities(status.get("capacity"))
 
 
+class PersistentVolume:
+    """What the scheduler's volume filters read of a PersistentVolume: its labels (zone, region) and its required
+    node affinity (None: any node)."""
+
+    __slots__ = ("name", "labels", "node_terms")
+
+    def __init__(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        self.name = str(meta["name"])
+        self.labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        required = (((obj.get("spec") or {}).get("nodeAffinity") or {}).get("required"))
+        self.node_terms: Optional[list] = (
+            [compile_node_selector_term(t) for t in (required.get("nodeSelectorTerms") or [])]
+            if required is not None else None
+        )
+
+
+class PersistentVolumeClaim:
+    """A claim as placement reads it: the volume it is bound to ("" while unbound) and whether it is being
+    deleted (then a new pod using it cannot be scheduled)."""
+
+    __slots__ = ("namespace", "name", "volume_name", "deleting", "storage_class")
+
+    def __init__(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        self.namespace = str(meta.get("namespace") or "default")
+        self.name = str(meta["name"])
+        self.volume_name = str(spec.get("volumeName") or "")
+        self.deleting = bool(meta.get("deletionTimestamp"))
+        self.storage_class = str(spec.get("storageClassName") or "")
+
+
 def _node_is_ready(status: Mapping[str, Any]) -> bool:
     for condition in status.get("conditions") or []:
         if condition.get("type") == "Ready" and condition.get("status") != "True":

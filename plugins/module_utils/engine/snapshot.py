@@ -8,7 +8,12 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import SnapshotError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import (
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+)
 
 try:  # PyYAML is an ansible-core dependency; the C loader is much faster when present
     import yaml
@@ -18,7 +23,7 @@ except ImportError:  # pragma: no cover - ansible-core always ships PyYAML
     yaml = None  # type: ignore[assignment]
 
 KINDS_READ = frozenset(
-    ["Node", "Pod", "Namespace", "PriorityClass", "PodDisruptionBudget", "PersistentVolumeClaim"]
+    ["Node", "Pod", "Namespace", "PriorityClass", "PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume"]
 )
 
 
@@ -84,7 +89,11 @@ class Snapshot:
         self.namespaces: dict[str, dict[str, str]] = {}
         self.priority_classes: dict[str, int] = {}
         self.pdbs: list[dict] = []
-        self.pvcs: dict[tuple[str, str], str] = {}
+        self.pvcs: dict[tuple[str, str], str] = {}  # (namespace, name) → storage class
+        self.claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
+        self.persistent_volumes: dict[str, PersistentVolume] = {}
+        # whether PersistentVolumes were read (listed, or present in the file): placement's volume filters need them
+        self.volumes_listed = False
         self.metrics_objects: list[Mapping[str, Any]] = []  # NodeMetrics/PodMetrics, read by engine.metrics
         self.actual: Any = None  # engine.metrics.ActualUsage for this plan, set by compute_plan
         self.kubevirt_objects: list[Mapping[str, Any]] = []  # VMIs and VMIMs, read by engine.kubevirt_migration
@@ -132,8 +141,13 @@ class Snapshot:
                 "selector": (obj.get("spec") or {}).get("selector"),
             })
         elif kind == "PersistentVolumeClaim":
-            key = (meta.get("namespace") or "default", meta["name"])
-            self.pvcs[key] = str((obj.get("spec") or {}).get("storageClassName") or "")
+            claim = PersistentVolumeClaim(obj)
+            self.claims[(claim.namespace, claim.name)] = claim
+            self.pvcs[(claim.namespace, claim.name)] = claim.storage_class
+        elif kind == "PersistentVolume":
+            volume = PersistentVolume(obj)
+            self.persistent_volumes[volume.name] = volume
+            self.volumes_listed = True
         elif kind in ("NodeMetrics", "PodMetrics"):
             self.metrics_objects.append(obj)
         elif kind in ("VirtualMachineInstance", "VirtualMachineInstanceMigration"):

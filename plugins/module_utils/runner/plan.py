@@ -110,13 +110,17 @@ def _client(params: Mapping[str, Any]) -> Any:
 def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
                            placement: Any = None) -> tuple[Snapshot, list[str], dict]:
     from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
+        DEFAULT_KINDS,
+        PLACEMENT_KINDS,
         list_cluster_objects,
     )
 
     with gc_paused():
         slim = slim_object if placement is None else placement.recording(slim_object)
-        listed = list_cluster_objects(api_client, page_size=params.get("page_size") or 500, slim=slim)
+        kinds = DEFAULT_KINDS if placement is None else PLACEMENT_KINDS
+        listed = list_cluster_objects(api_client, kinds, page_size=params.get("page_size") or 500, slim=slim)
         snapshot = Snapshot(listed.objects)
+        snapshot.volumes_listed = "PersistentVolume" in listed.resource_versions
     source = {"type": "cluster", "resource_versions": listed.resource_versions}
     return snapshot, list(listed.warnings), source
 

@@ -12,6 +12,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     AffinityTerm,
     SchedPod,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.storage import Storage
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -197,6 +198,7 @@ class Cluster:
         self.prefer_no_schedule = [n.index for n in self.nodes
                                    if any(t.get("effect") == "PreferNoSchedule" for t in n.taints)]
         self.namespace_labels = namespace_labels
+        self.storage: Optional[Storage] = None  # claims and volumes (VolumeBinding, VolumeZone); None: not known
         self.location: dict[str, NodeInfo] = {}  # pod key → node
         self.pods_by_namespace: dict[str, dict[str, SchedPod]] = {}
         self.owner_counts: dict[str, dict[int, int]] = {}  # controller uid → node index → live pods

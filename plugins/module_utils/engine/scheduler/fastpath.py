@@ -31,7 +31,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     schedule,
     static_results,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, SparseScores
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import (
+    SKIP,
+    SparseScores,
+    Unresolvable,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.noderesources import (
     NodeResourcesFit,
 )
@@ -173,6 +177,8 @@ class FastScheduler:
         for plugin in profile.filters:
             if not getattr(plugin, "static", False):
                 state = plugin.pre_filter(pod, cluster)
+                if isinstance(state, Unresolvable):
+                    return schedule(profile, pod, cluster, self.cache)
                 if state is not SKIP:
                     dynamic.append((plugin, state))
         view = self._view(static_plugins, pod)

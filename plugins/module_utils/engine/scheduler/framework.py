@@ -11,7 +11,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     BalancedAllocation,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, Unresolvable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.interpodaffinity import (
     InterPodAffinity,
 )
@@ -34,17 +34,18 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.tainttoleration import (
     TaintToleration,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.volumebinding import VolumeBinding
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.volumezone import VolumeZone
 
 # apis/config/v1/default_plugins.go, in filter order; score weights of the default profile
 DEFAULT_FILTERS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                   "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity")
+                   "NodeResourcesFit", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity")
 DEFAULT_SCORES = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
                   "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
 # default plugins the snapshot cannot feed: they filter nothing / score every node alike here
 NOT_MODELED = {
     "ImageLocality": "node images are not in the snapshot (scores every node 0)",
     "VolumeRestrictions": "volumes are not modeled", "NodeVolumeLimits": "volumes are not modeled",
-    "VolumeBinding": "PersistentVolume node affinity is not in the snapshot", "VolumeZone": "volumes are not modeled",
     "EBSLimits": "volumes are not modeled", "GCEPDLimits": "volumes are not modeled",
     "AzureDiskLimits": "volumes are not modeled", "DynamicResources": "resource claims are not modeled",
     "SchedulingGates": "replacement pods carry no scheduling gates", "PrioritySort": "queue order only",
@@ -95,7 +96,8 @@ def build_plugin(name: str, args: Mapping[str, Any], field: str, extra: Mapping[
 
         return trimaran.build(name, args, field, extra.get("node_cpu_usage"), extra.get("node_memory_usage"))
     simple = {"NodeUnschedulable": NodeUnschedulable, "NodeName": NodeName, "TaintToleration": TaintToleration,
-              "NodeAffinity": NodeAffinity, "NodePorts": NodePorts}
+              "NodeAffinity": NodeAffinity, "NodePorts": NodePorts, "VolumeBinding": VolumeBinding,
+              "VolumeZone": VolumeZone}
     return simple[name]() if name in simple else None
 
 
@@ -152,6 +154,7 @@ def build_profile(profile: Mapping[str, Any], field: str, global_percentage: Opt
         return instances[name]
 
     filters = [p for p in (instance(n) for n in filter_names) if p is not None and hasattr(p, "filter")]
+    notes += [f"{p.name}: {p.note}" for p in filters if getattr(p, "note", None)]
     scorers = [(p, w) for p, w in ((instance(n), w) for n, w in score_weights.items())
                if p is not None and hasattr(p, "score")]
     percentage = profile.get("percentageOfNodesToScore", global_percentage)
@@ -236,6 +239,8 @@ def schedule(profile: Profile, pod: SchedPod, cluster: Cluster, cache: StaticCac
         if getattr(plugin, "static", False):
             continue
         state = plugin.pre_filter(pod, cluster)
+        if isinstance(state, Unresolvable):  # no node is looked at, the start index stays
+            return Decision(None, [], f"0/{total} nodes are available: {state.message}.", {plugin.name: total}, 0)
         if state is not SKIP:
             dynamic.append((plugin, state))
     failures = static_results(static_plugins, pod, cluster, cache)

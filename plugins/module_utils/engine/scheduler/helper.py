@@ -82,3 +82,13 @@ def in_window_range(ordered: list[int], window: list[int]) -> list[int]:
     if first <= last:
         return ordered[bisect_left(ordered, first):bisect_left(ordered, last + 1)]
     return ordered[bisect_left(ordered, first):] + ordered[:bisect_left(ordered, last + 1)]
+
+
+class Unresolvable:
+    """What a PreFilter returns when no node can take the pod (upstream UnschedulableAndUnresolvable at PreFilter):
+    the scheduler stops before looking at any node and reports ``message``."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message

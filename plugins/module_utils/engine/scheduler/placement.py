@@ -26,10 +26,14 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     ExtrasIndex,
     SchedPod,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.storage import Storage
 
 REPLACED_BY_CONTROLLER = ("ReplicaSet", "StatefulSet", "ReplicationController", "Job")
 RESOURCES = ("cpu", "memory", "pods")
 VOLCANO_SCHEDULER = "volcano"  # the schedulerName of pods the Volcano scheduler places (its Helm chart's default)
+VOLUME_FILTERS = ("VolumeBinding", "VolumeZone")
+NO_VOLUMES = ("VolumeBinding, VolumeZone: the snapshot has no PersistentVolumes, so volume node affinity and zones "
+              "are not checked (a live plan lists them with placement on; add them to a snapshot file)")
 CAVEATS = (
     "Nodes are taken in name order, zones interleaved, and the search starts where the previous one stopped; the "
     "real scheduler's node order and start differ, so in clusters of 100+ nodes (where it scores only a share of the "
@@ -75,6 +79,7 @@ class PlacementRequest:
 def build_cluster(snapshot: Any, extras: Optional[ExtrasIndex]) -> tuple[Cluster, dict[int, SchedPod]]:
     """The scheduler's view of the snapshot, and the view of each bound pod by its snapshot index."""
     cluster = Cluster(snapshot.nodes.values(), snapshot.namespaces)
+    cluster.storage = Storage.from_snapshot(snapshot)
     lookup = extras.by_key if extras else {}
     by_name = cluster.by_name
     by_index = {pod.index: SchedPod(pod, lookup.get(pod.key)) for pod in snapshot.pods
@@ -109,7 +114,10 @@ def preview_placement(snapshot: Any, evicted: Mapping[int, dict], evictions: lis
     for entry in evictions:
         pod = entry_pod.get(id(entry))
         entry["placement"] = _place(pod, entry, cluster, profiles, scheduler, used, added)
-    return {"added": added, "verdict": _verdict(evictions, used)}
+    verdict = _verdict(evictions, used)
+    if cluster.storage is None and any(p.name in VOLUME_FILTERS for u in used.values() for p in u.filters):
+        verdict["not_modeled"].append(NO_VOLUMES)
+    return {"added": added, "verdict": verdict}
 
 
 def _place(pod: Optional[SchedPod], entry: dict, cluster: Cluster, profiles: Mapping[str, Profile],

@@ -80,8 +80,33 @@ def random_cluster(rng: random.Random, nodes: int) -> list[dict]:
         requests = rng.choice([[], [{"cpu": "100m"}], [{"cpu": "250m", "memory": "256Mi"}],
                                [{"cpu": "500m", "memory": "1Gi"}, {"memory": "128Mi"}],
                                [{"cpu": "1", "memory": "2Gi", "example.com/gpu": "1"}]])
+        spec = _scheduling(rng, app)
+        if rng.random() < 0.15:
+            spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": f"data-p{i}"}}]
+            objects += _volume(rng, f"data-p{i}", nodes, zones)
         objects.append(pod(f"p{i}", node_name=f"n{rng.randrange(nodes):03d}", requests=requests,
-                           labels={"app": app}, owner=app, spec=_scheduling(rng, app)))
+                           labels={"app": app}, owner=app, spec=spec))
+    return objects
+
+
+def _volume(rng: random.Random, claim: str, nodes: int, zones: list[str]) -> list[dict]:
+    """A claim and its volume: pinned to a node or zones by node affinity, zone-labelled, free, missing (no PV),
+    or the claim unbound."""
+    kind = rng.choice(["node", "zones", "label", "free", "missing", "unbound"])
+    bound = {"volumeName": f"pv-{claim}"} if kind != "unbound" else {}
+    objects = [{"kind": "PersistentVolumeClaim", "metadata": {"name": claim, "namespace": "default"}, "spec": bound}]
+    volume: dict[str, Any] = {"kind": "PersistentVolume", "metadata": {"name": f"pv-{claim}", "labels": {}},
+                              "spec": {}}
+    if kind == "node":
+        volume["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": HOST, "operator": "In", "values": [f"n{rng.randrange(nodes):03d}"]}]}]}}
+    elif kind == "zones":
+        volume["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": ZONE, "operator": "In", "values": rng.sample(zones, 1)}]}]}}
+    elif kind == "label":
+        volume["metadata"]["labels"][ZONE] = "__".join(rng.sample(zones, rng.randint(1, len(zones))))
+    if kind not in ("missing", "unbound"):
+        objects.append(volume)
     return objects
 
 
@@ -160,6 +185,9 @@ def test_each_decision_equals_the_reference_path_on_random_clusters(config: str)
     assert any(d.reason == "the only feasible node" for d in decisions)
     assert any(len(d.tied) > 1 for d in decisions)
     assert any(d.node is not None and d.rejected_by and d.evaluated < 260 for d in decisions)
+    # the volume filters took part: pinned volumes rejected nodes, a missing volume stopped a pod at PreFilter
+    assert any("VolumeBinding" in d.rejected_by or "VolumeZone" in d.rejected_by for d in decisions)
+    assert any('persistentvolume "pv-' in d.reason for d in decisions)
 
 
 def _drain_policy() -> dict:
