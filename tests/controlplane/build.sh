@@ -13,6 +13,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../prune_cache.sh
+source "$here/../prune_cache.sh"
 cache_root="${DESCHEDULER_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/descheduler-fleet}/controlplane"
 binaries=(kube-apiserver kube-controller-manager kube-scheduler etcd)
 
@@ -33,6 +35,8 @@ complete() {
 }
 
 if complete; then
+    mark_used "$out"
+    prune_stale_builds "$cache_root" "$key"
     echo "$out"
     exit 0
 fi
@@ -70,5 +74,7 @@ echo "build.sh: building the test control plane into $out (first run on this mac
 rm -rf "$out"
 mv "$staging" "$out"
 trap - EXIT
+mark_used "$out"
+prune_stale_builds "$cache_root" "$key"
 echo "build.sh: built in $(( $(date +%s) - started ))s" >&2
 echo "$out"

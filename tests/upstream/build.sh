@@ -9,6 +9,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../prune_cache.sh
+source "$here/../prune_cache.sh"
 cache_root="${DESCHEDULER_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/descheduler-fleet}/upstream"
 
 if ! command -v go >/dev/null 2>&1; then
@@ -19,6 +21,8 @@ fi
 key="$(cd "$here" && cat go.mod go.sum build.sh tools.go | sha256sum | cut -c1-16)"
 out="$cache_root/$key"
 if [ -x "$out/descheduler" ]; then
+    mark_used "$out"
+    prune_stale_builds "$cache_root" "$key"
     echo "$out"
     exit 0
 fi
@@ -43,5 +47,7 @@ echo "build.sh: building the upstream descheduler into $out" >&2
 rm -rf "$out"
 mv "$staging" "$out"
 trap - EXIT
+mark_used "$out"
+prune_stale_builds "$cache_root" "$key"
 echo "build.sh: built in $(( $(date +%s) - started ))s" >&2
 echo "$out"
