@@ -22,22 +22,24 @@ NOTE = "unbound claims (delayed binding, dynamic provisioning) are not checked: 
 MISSING = "missing"  # the state when a bound claim's volume does not exist
 
 
-def checked_claims(pod: SchedPod, cluster: Cluster) -> Any:
-    """The pod's claims as the volume PreFilters see them: SKIP without claims (or without volumes in the
-    snapshot), Unresolvable when one is missing or being deleted (podHasPVCs), else the claims in volume order."""
+def bound_volumes(pod: SchedPod, cluster: Cluster) -> Any:
+    """The pod's claims as the volume PreFilters see them: SKIP without claims (or without volumes in the snapshot),
+    Unresolvable when one is missing or being deleted (podHasPVCs), else per bound claim, in volume order, its
+    volume's name and PersistentVolume (None: it does not exist). Unbound claims are left out."""
     names = pod.model.pvc_claims
     storage = getattr(cluster, "storage", None)
     if not names or storage is None:
         return SKIP
-    claims = []
+    bound = []
     for name in names:
         claim = storage.claim(pod.namespace, name)
         if claim is None:
             return Unresolvable(f'persistentvolumeclaim "{name}" not found')
         if claim.deleting:
             return Unresolvable(f'persistentvolumeclaim "{name}" is being deleted')
-        claims.append(claim)
-    return claims
+        if claim.volume_name:
+            bound.append((claim.volume_name, storage.volumes.get(claim.volume_name)))
+    return bound
 
 
 class VolumeBinding:
@@ -46,20 +48,15 @@ class VolumeBinding:
     note = NOTE
 
     def pre_filter(self, pod: SchedPod, cluster: Cluster) -> Any:
-        """The node terms of each bound claim's volume (None: any node), or MISSING for the first missing volume."""
-        claims = checked_claims(pod, cluster)
-        if claims is SKIP or isinstance(claims, Unresolvable):
-            return claims
-        volumes = cluster.storage.volumes  # type: ignore[attr-defined]
-        pinned = []
-        for claim in claims:
-            if not claim.volume_name:
-                continue
-            volume = volumes.get(claim.volume_name)
-            if volume is None:
-                return MISSING
-            if volume.node_terms is not None:
-                pinned.append([t for t in volume.node_terms if t is not None])
+        """The node terms of each bound claim's volume that has node affinity, or MISSING when a volume does not
+        exist (every node fails then)."""
+        bound = bound_volumes(pod, cluster)
+        if bound is SKIP or isinstance(bound, Unresolvable):
+            return bound
+        if any(volume is None for _name, volume in bound):
+            return MISSING
+        pinned = [[t for t in volume.node_terms if t is not None] for _name, volume in bound
+                  if volume.node_terms is not None]
         return pinned or SKIP
 
     def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, Unresolvable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.volumebinding import checked_claims
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.volumebinding import bound_volumes
 
 NAME = "VolumeZone"
 REASON = "node(s) had no available volume zone"
@@ -36,23 +36,19 @@ class VolumeZone:
     static = False
 
     def pre_filter(self, pod: SchedPod, cluster: Cluster) -> Any:
-        """(label key, allowed values) per zone/region label of each bound claim's volume."""
-        claims = checked_claims(pod, cluster)
-        if claims is SKIP or isinstance(claims, Unresolvable):
-            return claims
-        volumes = cluster.storage.volumes  # type: ignore[attr-defined]
+        """(label key, allowed values) per zone/region label of each bound claim's volume; unbound claims are
+        skipped as upstream skips those of delayed binding (their StorageClass is not in the snapshot)."""
+        bound = bound_volumes(pod, cluster)
+        if bound is SKIP or isinstance(bound, Unresolvable):
+            return bound
         topologies = []
-        for claim in claims:
-            if not claim.volume_name:
-                continue  # unbound: upstream skips claims of delayed binding (the StorageClass is not known here)
-            volume = volumes.get(claim.volume_name)
+        for name, volume in bound:
             if volume is None:
-                return Unresolvable(f'persistentvolume "{claim.volume_name}" not found')
+                return Unresolvable(f'persistentvolume "{name}" not found')
             for key in TOPOLOGY_LABELS:
-                if key in volume.labels:
-                    zones = label_zones(volume.labels[key])
-                    if zones is not None:
-                        topologies.append((key, zones))
+                zones = label_zones(volume.labels[key]) if key in volume.labels else None
+                if zones is not None:
+                    topologies.append((key, zones))
         return topologies or SKIP
 
     def filter(self, pod: SchedPod, state: Any, node: NodeInfo) -> Optional[tuple[str, ...]]:
