@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from evict_helpers import PAUSE_IMAGE, wait_for
 from playbook import REPO, run_tasks
 
 sys.path.insert(0, str(REPO / "examples"))
@@ -108,3 +112,76 @@ def test_live_cluster_plan_with_placement(kube: Any, tmp_path: Path) -> None:
     if seeded or plan["evictions"]:  # a cluster of the tester's may have nothing to evict
         _assert_placement(plan)
     assert plan["placement"]["evictions"] == len(plan["evictions"])
+
+
+def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any, namespace: str,
+                                                                       tmp_path: Path) -> None:
+    """The plan module lists PersistentVolumes with placement on: a ReplicaSet pod whose claim is bound (by the real
+    kube-controller-manager) to a local volume on the busier node is predicted to come back there, although the
+    scores alone prefer the idle node."""
+    if getattr(kube, "is_emulator", False):
+        pytest.skip("binding a claim to its volume is kube-controller-manager's work: needs a real control plane")
+    from kubernetes import client
+
+    prefix = f"vol{uuid.uuid4().hex[:6]}"
+    busy, idle = f"{prefix}-busy", f"{prefix}-idle"
+    capacity = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    with kube.api_client() as api_client:
+        core, apps = client.CoreV1Api(api_client), client.AppsV1Api(api_client)
+        for name in (busy, idle):
+            core.create_node({"apiVersion": "v1", "kind": "Node",
+                              "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "vol": prefix}},
+                              "status": {"capacity": capacity, "allocatable": capacity,
+                                         "conditions": [{"type": "Ready", "status": "True"}]}})
+        try:
+            core.create_persistent_volume({
+                "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"{prefix}-data"},
+                "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                         "local": {"path": "/mnt/data"}, "claimRef": {"namespace": namespace, "name": "data"},
+                         "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                             {"key": "kubernetes.io/hostname", "operator": "In", "values": [busy]}]}]}}}})
+            core.create_namespaced_persistent_volume_claim(namespace, {
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": f"{prefix}-data",
+                         "resources": {"requests": {"storage": "1Gi"}}}})
+            wait_for(lambda: core.read_namespaced_persistent_volume_claim("data", namespace).status.phase == "Bound",
+                     what="kube-controller-manager binding the claim")
+            core.create_namespaced_pod(namespace, {
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "load", "labels": {"app": "load"}},
+                "spec": {"nodeName": busy, "containers": [{"name": "c", "image": PAUSE_IMAGE, "resources": {
+                    "requests": {"cpu": "3", "memory": "6Gi"}}}]}})
+            # a ReplicaSet's pod, bound here as a scheduler would (the suite runs no scheduler)
+            apps.create_namespaced_replica_set(namespace, {
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "db"},
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "db"}}, "template": {
+                    "metadata": {"labels": {"app": "db"}},
+                    "spec": {"nodeSelector": {"vol": prefix}, "containers": [{"name": "c", "image": PAUSE_IMAGE,
+                             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
+                             "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}}}})
+            pod = wait_for(lambda: core.list_namespaced_pod(namespace, label_selector="app=db").items,
+                           what="the ReplicaSet's pod")[0]
+            core.create_namespaced_binding(namespace, {
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod.metadata.name},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": busy}}, _preload_content=False)
+            later = (datetime.now(UTC) + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            policy = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+                "name": "age", "pluginConfig": [{"name": "PodLifeTime", "args": {
+                    "maxPodLifeTimeSeconds": 3600, "namespaces": {"include": [namespace]},
+                    "labelSelector": {"matchLabels": {"app": "db"}}}}],
+                "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
+            task = {"descheduler.fleet.plan": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
+                                               "policy": policy, "now": later, "placement": True},
+                    "register": "plan"}
+            process, results = run_tasks(tmp_path, [task])
+            assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
+            plan = results["plan"]
+            assert [(e["name"], e["node"]) for e in plan["evictions"]] == [(pod.metadata.name, busy)]
+            placement = plan["evictions"][0]["placement"]
+            assert (placement["node"], placement["same_node"], placement["tied_nodes"]) == (busy, True, [busy])
+            assert placement["reason"] == "the only feasible node"
+            assert not any("PersistentVolumes" in note for note in plan["placement"]["not_modeled"])
+            assert "PersistentVolume" in plan["source"]["resource_versions"]
+        finally:
+            for name in (busy, idle):
+                core.delete_node(name)
+            core.delete_persistent_volume(f"{prefix}-data")
