@@ -308,10 +308,10 @@ def test_a_local_volume_keeps_the_pod_on_its_busier_node(plane: Any, scheduler: 
     prefix = f"pv{uuid.uuid4().hex[:6]}"
     capacity = {"cpu": "4", "memory": "8Gi", "pods": "110"}
     nodes = [{"apiVersion": "v1", "kind": "Node",
-              "metadata": {"name": f"{prefix}-{role}", "labels": {"kubernetes.io/hostname": f"{prefix}-{role}",
-                                                                   "preview": prefix}},
+              "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "preview": prefix}},
               "status": {"capacity": capacity, "allocatable": capacity,
-                         "conditions": [{"type": "Ready", "status": "True"}]}} for role in ("busy", "idle")]
+                         "conditions": [{"type": "Ready", "status": "True"}]}}
+             for name in (f"{prefix}-busy", f"{prefix}-idle")]
     load = _pod("load", namespace, {"cpu": "3", "memory": "6Gi"}, "db", node_name=f"{prefix}-busy")
     volumes = [
         {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"{prefix}-data"},

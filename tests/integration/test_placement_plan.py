@@ -155,8 +155,9 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                 "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "db"},
                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "db"}}, "template": {
                     "metadata": {"labels": {"app": "db"}},
-                    "spec": {"nodeSelector": {"vol": prefix}, "containers": [{"name": "c", "image": PAUSE_IMAGE,
-                             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
+                    "spec": {"nodeSelector": {"vol": prefix},
+                             "containers": [{"name": "c", "image": PAUSE_IMAGE,
+                                             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
                              "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}}}})
             pod = wait_for(lambda: core.list_namespaced_pod(namespace, label_selector="app=db").items,
                            what="the ReplicaSet's pod")[0]
