@@ -99,16 +99,20 @@ def test_bad_scheduler_config_names_the_field(tmp_path: Path) -> None:
     assert "'Binpack'" in message and "MostAllocated" in message
 
 
+def _live_plan(kube: Any, tmp_path: Path, **options: Any) -> dict:
+    """The plan module, with placement, run by ansible-playbook against the live cluster."""
+    task = {"descheduler.fleet.plan": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
+                                       "placement": True, **options}, "register": "plan"}
+    process, results = run_tasks(tmp_path, [task])
+    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
+    return results["plan"]
+
+
 def test_live_cluster_plan_with_placement(kube: Any, tmp_path: Path) -> None:
     seeded = getattr(kube, "is_emulator", False)
     if seeded:
         kube.load(build_cluster(20, 10, seed=7, now=NOW))
-    task = {"descheduler.fleet.plan": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
-                                       "kubedescheduler": KUBEDESCHEDULER, "now": NOW, "placement": True},
-            "register": "plan"}
-    process, results = run_tasks(tmp_path, [task])
-    assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
-    plan = results["plan"]
+    plan = _live_plan(kube, tmp_path, kubedescheduler=KUBEDESCHEDULER, now=NOW)
     if seeded or plan["evictions"]:  # a cluster of the tester's may have nothing to evict
         _assert_placement(plan)
     assert plan["placement"]["evictions"] == len(plan["evictions"])
@@ -170,12 +174,7 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                     "maxPodLifeTimeSeconds": 3600, "namespaces": {"include": [namespace]},
                     "labelSelector": {"matchLabels": {"app": "db"}}}}],
                 "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
-            task = {"descheduler.fleet.plan": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
-                                               "policy": policy, "now": later, "placement": True},
-                    "register": "plan"}
-            process, results = run_tasks(tmp_path, [task])
-            assert process.returncode == 0, process.stdout[-3000:] + process.stderr[-2000:]
-            plan = results["plan"]
+            plan = _live_plan(kube, tmp_path, policy=policy, now=later)
             assert [(e["name"], e["node"]) for e in plan["evictions"]] == [(pod.metadata.name, busy)]
             placement = plan["evictions"][0]["placement"]
             assert (placement["node"], placement["same_node"], placement["tied_nodes"]) == (busy, True, [busy])
