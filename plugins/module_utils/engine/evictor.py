@@ -206,7 +206,8 @@ class DefaultEvictor:
         if not self.protected_classes:
             return True
         for claim in pod.pvc_claims:
-            storage_class = self.snapshot.pvcs.get((pod.namespace, claim))
+            found = self.snapshot.claims.get((pod.namespace, claim))
+            storage_class = found.storage_class if found else ""
             if not storage_class or storage_class in self.protected_classes:
                 return True
         return False

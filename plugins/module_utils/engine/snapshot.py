@@ -89,8 +89,7 @@ class Snapshot:
         self.namespaces: dict[str, dict[str, str]] = {}
         self.priority_classes: dict[str, int] = {}
         self.pdbs: list[dict] = []
-        self.pvcs: dict[tuple[str, str], str] = {}  # (namespace, name) → storage class
-        self.claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
+        self.claims: dict[tuple[str, str], PersistentVolumeClaim] = {}  # by (namespace, name)
         self.persistent_volumes: dict[str, PersistentVolume] = {}
         # whether PersistentVolumes were read (listed, or present in the file): placement's volume filters need them
         self.volumes_listed = False
@@ -143,7 +142,6 @@ class Snapshot:
         elif kind == "PersistentVolumeClaim":
             claim = PersistentVolumeClaim(obj)
             self.claims[(claim.namespace, claim.name)] = claim
-            self.pvcs[(claim.namespace, claim.name)] = claim.storage_class
         elif kind == "PersistentVolume":
             volume = PersistentVolume(obj)
             self.persistent_volumes[volume.name] = volume

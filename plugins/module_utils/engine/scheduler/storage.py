@@ -13,6 +13,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model imp
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
 
 class Storage:
@@ -33,10 +34,10 @@ class Storage:
 
     @classmethod
     def from_objects(cls, objects: list[Mapping[str, Any]]) -> Storage:
-        """From raw PersistentVolumeClaim and PersistentVolume objects (tests, callers without a Snapshot)."""
-        claims = [PersistentVolumeClaim(o) for o in objects if o.get("kind") == "PersistentVolumeClaim"]
-        volumes = [PersistentVolume(o) for o in objects if o.get("kind") == "PersistentVolume"]
-        return cls({(c.namespace, c.name): c for c in claims}, {v.name: v for v in volumes})
+        """From raw PersistentVolumeClaim and PersistentVolume objects, read as a snapshot reads them (tests,
+        callers without a Snapshot); the volumes count as listed even when there are none."""
+        snapshot = Snapshot(objects)
+        return cls(snapshot.claims, snapshot.persistent_volumes)
 
     def claim(self, namespace: str, name: str) -> Optional[PersistentVolumeClaim]:
         return self.claims.get((namespace, name))

@@ -10,17 +10,21 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import (
+    REGION_LABELS,
+    ZONE_LABELS,
+    Cluster,
+    NodeInfo,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, Unresolvable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.volumebinding import bound_volumes
 
 NAME = "VolumeZone"
 REASON = "node(s) had no available volume zone"
-BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
-BETA_REGION = "failure-domain.beta.kubernetes.io/region"
-TOPOLOGY_LABELS = (BETA_ZONE, BETA_REGION, "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
-GA_LABEL = {BETA_ZONE: "topology.kubernetes.io/zone", BETA_REGION: "topology.kubernetes.io/region"}
+# the zone and region labels, GA then beta (upstream's topologyLabels), and the GA twin of each beta label
+TOPOLOGY_LABELS = ZONE_LABELS + REGION_LABELS
+GA_LABEL = {ZONE_LABELS[1]: ZONE_LABELS[0], REGION_LABELS[1]: REGION_LABELS[0]}
 MULTI_ZONE_DELIMITER = "__"
 
 
