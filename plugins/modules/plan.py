@@ -144,6 +144,9 @@ options:
       - A live plan with placement also lists PersistentVolumes (cluster scope, verb C(list)), as a replacement's bound
         claims keep it on the nodes and zones its volumes allow (C(VolumeBinding), C(VolumeZone)). A snapshot file
         without PersistentVolumes is planned without that check, and C(not_modeled) of RV(placement) says so.
+      - The nodes' C(status.images) feed C(ImageLocality), which prefers nodes already holding the replacement's
+        images (a live plan keeps them with placement on; a snapshot file needs them in its Node objects, else every
+        node scores 0 there and C(not_modeled) says so).
     type: bool
     default: false
   scheduler_config:

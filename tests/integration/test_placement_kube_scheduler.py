@@ -9,6 +9,7 @@ KubeSchedulerConfiguration holding both profiles, and tells the kubelet stand-in
 
 from __future__ import annotations
 
+import copy
 import os
 import random
 import subprocess
@@ -32,6 +33,9 @@ SCHEDULER_CONFIG = {
 }
 SEEDS = (1, 2, 3, 4, 5)
 ZONES = ("zone-a", "zone-b", "zone-c")
+# images some nodes report holding (status.images) and the pending pod may run: ImageLocality
+IMAGES = (("registry.local/preview/app", 900), ("registry.local/preview/web", 300), ("registry.local/preview/tiny", 10))
+MIB = 1024 * 1024
 BIND_TIMEOUT = 60.0
 
 
@@ -109,12 +113,15 @@ def random_cluster(rng: random.Random, prefix: str, namespace: str) -> tuple[lis
             taints.append({"key": "preview/soft", "value": "x", "effect": "PreferNoSchedule"})
         if rng.random() < 0.15:
             taints.append({"key": "preview/hard", "value": "x", "effect": "NoSchedule"})
+        held = rng.sample(IMAGES, rng.randint(0, len(IMAGES)))
         nodes.append({"apiVersion": "v1", "kind": "Node",
                       "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "preview": prefix,
                                                             "topology.kubernetes.io/zone": rng.choice(ZONES)}},
                       "spec": {"taints": taints},
                       "status": {"capacity": capacity, "allocatable": capacity,
-                                 "conditions": [{"type": "Ready", "status": "True"}]}})
+                                 "conditions": [{"type": "Ready", "status": "True"}],
+                                 "images": [{"names": [f"{image}:latest", f"{image}:v1"], "sizeBytes": size * MIB}
+                                            for image, size in held]}})
         for number in range(rng.randint(0, 5)):
             pods.append(_pod(f"{name}-p{number}", namespace, _requests(rng), rng.choice(("web", "db", "batch")),
                              node_name=name))
@@ -160,7 +167,10 @@ def pending_pod(rng: random.Random, namespace: str, scheduler_name: str, prefix:
         spec["topologySpreadConstraints"] = [{"maxSkew": rng.randint(1, 3), "whenUnsatisfiable": "ScheduleAnyway",
                                               "topologyKey": "topology.kubernetes.io/zone",
                                               "labelSelector": {"matchLabels": {"app": "web"}}}]
-    return _pod("pending", namespace, _requests(rng), "web", spec=spec)
+    pending = _pod("pending", namespace, _requests(rng), "web", spec=spec)
+    if rng.random() < 0.7:
+        pending["spec"]["containers"][0]["image"] = rng.choice(IMAGES)[0] + rng.choice(("", ":v1"))
+    return pending
 
 
 def volume_objects(rng: random.Random, nodes: list[dict], namespace: str, prefix: str) -> list[dict]:
@@ -245,7 +255,11 @@ def _preview(api_client: Any, prefix: str, namespace: str, pending: dict, storag
         load_profiles,
         schedule,
     )
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.imagelocality import (
+        ImageStates,
+    )
     from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
+        ExtrasIndex,
         SchedPod,
         extract_extras,
     )
@@ -253,13 +267,17 @@ def _preview(api_client: Any, prefix: str, namespace: str, pending: dict, storag
     from kubernetes import client
 
     core = client.CoreV1Api(api_client)
-    nodes = api_client.sanitize_for_serialization(core.list_node(label_selector=f"preview={prefix}"))["items"]
+    # every node, as the scheduler's snapshot: ImageLocality weighs an image by the share of all nodes holding it
+    # (the pending pod's nodeSelector keeps it on this test's nodes, whose pods are all in this namespace)
+    nodes = api_client.sanitize_for_serialization(core.list_node())["items"]
     pods = api_client.sanitize_for_serialization(core.list_namespaced_pod(namespace))["items"]
     cluster = Cluster([Node(n) for n in nodes], {})
     for obj in pods:
         if obj["spec"].get("nodeName") and obj["metadata"]["name"] != "pending":
             cluster.bind(SchedPod(Pod(obj), extract_extras(obj)), obj["spec"]["nodeName"])
     cluster.storage = Storage.from_objects(storage) if storage else None
+    extras = ExtrasIndex.from_objects([{**n, "kind": "Node"} for n in nodes])
+    cluster.images = ImageStates.from_nodes(cluster.nodes, extras.node_images)
     profile = load_profiles(SCHEDULER_CONFIG)[pending["spec"]["schedulerName"]]
     return schedule(profile, SchedPod(Pod(pending), extract_extras(pending)), cluster, StaticCache())
 
@@ -340,3 +358,207 @@ def test_a_local_volume_keeps_the_pod_on_its_busier_node(plane: Any, scheduler: 
         for node in nodes:
             core.delete_node(node["metadata"]["name"])
         core.delete_persistent_volume(f"{prefix}-data")
+
+
+def test_the_node_holding_the_image_wins_between_equal_nodes(plane: Any, scheduler: Any, api_client: Any,
+                                                             namespace: str) -> None:
+    """Two empty, equal nodes; one reports the pod's 900 MiB image in status.images. ImageLocality sends the pod
+    there, for the real scheduler and for the preview (which without the node images would call it a tie)."""
+    from kubernetes import client
+
+    prefix = f"pv{uuid.uuid4().hex[:6]}"
+    capacity = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    image = "registry.local/preview/big"
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "preview": prefix}},
+              "status": {"capacity": capacity, "allocatable": capacity,
+                         "conditions": [{"type": "Ready", "status": "True"}],
+                         "images": [{"names": [f"{image}:v1"], "sizeBytes": 900 * MIB}] if warm else []}}
+             for name, warm in ((f"{prefix}-cold", False), (f"{prefix}-warm", True))]
+    _create(api_client, plane, nodes)
+    try:
+        time.sleep(2)  # the scheduler's informers see the nodes first
+        pending = _pod("pending", namespace, {"cpu": "500m", "memory": "512Mi"}, "db",
+                       spec={"schedulerName": "preview-default", "nodeSelector": {"preview": prefix}})
+        pending["spec"]["containers"][0]["image"] = f"{image}:v1"
+        expected = _preview(api_client, prefix, namespace, pending, [])
+        assert expected.tied == [f"{prefix}-warm"]
+        unaware = copy.deepcopy(pending)
+        unaware["spec"]["containers"][0]["image"] = "registry.local/preview/elsewhere:v1"
+        assert _preview(api_client, prefix, namespace, unaware, []).tied == [f"{prefix}-cold", f"{prefix}-warm"]
+        _create(api_client, plane, [pending])
+        assert _bound_node(api_client, namespace, "pending") == f"{prefix}-warm"
+    finally:
+        core = client.CoreV1Api(api_client)
+        for node in nodes:
+            core.delete_node(node["metadata"]["name"])
+
+
+# ---- richer random clusters: every filter and score the preview models, against the real scheduler ----
+APPS = ("web", "db", "batch")
+RICH_SEEDS = range(12)
+
+
+def _rich_requests(rng: random.Random) -> dict:
+    requests = {}
+    if rng.random() < 0.8:
+        requests["cpu"] = f"{rng.choice((50, 100, 250, 500, 750, 1000, 1500, 3000))}m"
+    if rng.random() < 0.8:
+        requests["memory"] = f"{rng.choice((64, 128, 256, 512, 1024, 2048, 6000))}Mi"
+    if rng.random() < 0.1:
+        requests["ephemeral-storage"] = f"{rng.choice((1, 5, 20))}Gi"
+    return requests
+
+
+def _rich_spec(rng: random.Random) -> dict:
+    """One or two containers (some without requests, some with a host port), sometimes an init container."""
+    spec: dict[str, Any] = {"containers": [
+        {"name": f"c{i}", "image": rng.choice(IMAGES)[0] + rng.choice(("", ":v1")),
+         "resources": {"requests": _rich_requests(rng)}} for i in range(rng.choice((1, 1, 2)))]}
+    if rng.random() < 0.15:
+        spec["initContainers"] = [{"name": "init", "image": rng.choice(IMAGES)[0],
+                                   "resources": {"requests": _rich_requests(rng)}}]
+    if rng.random() < 0.15:
+        spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": rng.choice((8080, 8081))}]
+    spec["tolerations"] = [{"key": "preview/hard", "operator": "Exists", "effect": "NoExecute"}]
+    return spec
+
+
+def _rich_term(rng: random.Random) -> dict:
+    return {"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
+            "topologyKey": rng.choice(("kubernetes.io/hostname", "topology.kubernetes.io/zone"))}
+
+
+def _rich_pod(rng: random.Random, name: str, namespace: str, spec: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "spec": spec, "metadata": {
+        "name": name, "namespace": namespace, "labels": {"app": rng.choice(APPS), "tier": rng.choice("ab")}}}
+
+
+def rich_cluster(rng: random.Random, prefix: str, namespace: str) -> tuple[list[dict], list[dict]]:
+    """Nodes with small pod capacities, cordons, taints, missing zone labels, racks, disks and images; bound pods
+    with required anti-affinity and preferred (anti-)affinity terms, host ports, init containers."""
+    nodes, pods = [], []
+    for index in range(rng.randint(3, 10)):
+        name = f"{prefix}-n{index}"
+        capacity = {"cpu": str(rng.choice((2, 4, 8))), "memory": f"{rng.choice((4, 8, 16))}Gi",
+                    "pods": str(rng.choice((4, 8, 110, 110))), "ephemeral-storage": "50Gi"}
+        taints = []
+        if rng.random() < 0.25:
+            taints.append({"key": "preview/soft", "value": "x", "effect": "PreferNoSchedule"})
+        if rng.random() < 0.15:
+            taints.append({"key": "preview/hard", "value": "x", "effect": "NoSchedule"})
+        labels = {"kubernetes.io/hostname": name, "preview": prefix}
+        if rng.random() < 0.85:
+            labels["topology.kubernetes.io/zone"] = rng.choice(ZONES)
+        if rng.random() < 0.5:
+            labels["rack"] = rng.choice(("r1", "r2"))
+        if rng.random() < 0.3:
+            labels["disk"] = "ssd"
+        held = rng.sample(IMAGES, rng.randint(0, len(IMAGES)))
+        nodes.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                      "spec": {"taints": taints, "unschedulable": rng.random() < 0.08},
+                      "status": {"capacity": capacity, "allocatable": capacity,
+                                 "conditions": [{"type": "Ready", "status": "True"}],
+                                 "images": [{"names": [f"{image}:latest", f"{image}:v1"], "sizeBytes": size * MIB}
+                                            for image, size in held]}})
+        for number in range(rng.randint(0, 5)):
+            spec = _rich_spec(rng)
+            spec["nodeName"] = name
+            affinity: dict[str, Any] = {}
+            if rng.random() < 0.15:
+                affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [_rich_term(rng)]}
+            if rng.random() < 0.15:
+                affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": rng.randint(1, 100), "podAffinityTerm": _rich_term(rng)}]}
+            if rng.random() < 0.1:
+                affinity.setdefault("podAntiAffinity", {})["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": rng.randint(1, 100), "podAffinityTerm": _rich_term(rng)}]
+            if affinity:
+                spec["affinity"] = affinity
+            pods.append(_rich_pod(rng, f"{name}-p{number}", namespace, spec))
+    return nodes, pods
+
+
+def rich_pending_pod(rng: random.Random, namespace: str, scheduler_name: str, prefix: str) -> dict:
+    """Tolerations, node selector and required/preferred node affinity, required and preferred pod (anti-)affinity,
+    up to two spread constraints of either kind (minDomains, inclusion policies, matchLabelKeys)."""
+    spec = _rich_spec(rng)
+    spec["schedulerName"] = scheduler_name
+    spec["nodeSelector"] = {"preview": prefix, **({"disk": "ssd"} if rng.random() < 0.15 else {})}
+    if rng.random() < 0.4:
+        spec["tolerations"].append({"key": "preview/hard", "operator": "Exists"})
+    if rng.random() < 0.2:
+        spec["tolerations"].append({"key": "preview/soft", "operator": "Exists", "effect": "PreferNoSchedule"})
+    affinity: dict[str, Any] = {}
+    if rng.random() < 0.3:
+        affinity["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 100), "preference": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [rng.choice(ZONES)]}]}}]}
+    if rng.random() < 0.15:
+        affinity.setdefault("nodeAffinity", {})["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "Exists"}]}]}
+    if rng.random() < 0.3:
+        affinity["podAntiAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.randint(1, 100), "podAffinityTerm": _rich_term(rng)}]}
+    if rng.random() < 0.2:
+        affinity.setdefault("podAntiAffinity", {})["requiredDuringSchedulingIgnoredDuringExecution"] = [
+            _rich_term(rng)]
+    if rng.random() < 0.2:
+        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [_rich_term(rng)]}
+    if rng.random() < 0.2:
+        affinity.setdefault("podAffinity", {})["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": rng.randint(1, 100), "podAffinityTerm": _rich_term(rng)}]
+    if affinity:
+        spec["affinity"] = affinity
+    constraints: list[dict] = []
+    for _unused in range(rng.choice((0, 0, 1, 2))):
+        constraint: dict[str, Any] = {
+            "maxSkew": rng.randint(1, 3), "whenUnsatisfiable": rng.choice(("ScheduleAnyway", "DoNotSchedule")),
+            "topologyKey": rng.choice(("topology.kubernetes.io/zone", "kubernetes.io/hostname", "rack")),
+            "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}}
+        if rng.random() < 0.2:
+            constraint["nodeTaintsPolicy"] = "Honor"
+        if rng.random() < 0.2:
+            constraint["nodeAffinityPolicy"] = "Ignore"
+        if constraint["whenUnsatisfiable"] == "DoNotSchedule" and rng.random() < 0.2:
+            constraint["minDomains"] = rng.randint(2, 4)
+        if rng.random() < 0.2:
+            constraint["matchLabelKeys"] = ["tier"]
+        if not any((c["topologyKey"], c["whenUnsatisfiable"]) == (constraint["topologyKey"],
+                                                                   constraint["whenUnsatisfiable"])
+                   for c in constraints):
+            constraints.append(constraint)
+    if constraints:
+        spec["topologySpreadConstraints"] = constraints
+    return _rich_pod(rng, "pending", namespace, spec)
+
+
+@pytest.mark.parametrize("profile", ["preview-default", "preview-binpack"])
+@pytest.mark.parametrize("seed", RICH_SEEDS)
+def test_real_scheduler_agrees_on_rich_random_clusters(plane: Any, scheduler: Any, api_client: Any, namespace: str,
+                                                       seed: int, profile: str) -> None:
+    """Unschedulable predictions included: the pod must then stay pending."""
+    from kubernetes import client
+
+    rng = random.Random(f"rich-{seed}-{profile}")
+    prefix = f"pr{uuid.uuid4().hex[:6]}"
+    nodes, pods = rich_cluster(rng, prefix, namespace)
+    _create(api_client, plane, nodes + pods)
+    try:
+        time.sleep(2)  # the scheduler's informers see the bound pods before the pending one arrives
+        pending = rich_pending_pod(rng, namespace, profile, prefix)
+        expected = _preview(api_client, prefix, namespace, pending, [])
+        _create(api_client, plane, [pending])
+        if expected.node is None:
+            time.sleep(5)
+            pod = client.CoreV1Api(api_client).read_namespaced_pod("pending", namespace)
+            assert not pod.spec.node_name, (f"seed {seed} {profile}: the preview said unschedulable "
+                                            f"({expected.reason}), kube-scheduler bound it to {pod.spec.node_name}")
+            return
+        actual = _bound_node(api_client, namespace, "pending")
+        assert actual in expected.tied, (f"seed {seed} {profile}: kube-scheduler chose {actual}, the preview's best "
+                                         f"were {expected.tied} ({expected.reason})")
+    finally:
+        core = client.CoreV1Api(api_client)
+        for node in nodes:
+            core.delete_node(node["metadata"]["name"])

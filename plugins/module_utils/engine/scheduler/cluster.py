@@ -199,6 +199,7 @@ class Cluster:
                                    if any(t.get("effect") == "PreferNoSchedule" for t in n.taints)]
         self.namespace_labels = namespace_labels
         self.storage: Optional[Storage] = None  # claims and volumes (VolumeBinding, VolumeZone); None: not known
+        self.images: Any = None  # imagelocality.ImageStates: the nodes' images; None: no node reports any
         self.location: dict[str, NodeInfo] = {}  # pod key → node
         self.pods_by_namespace: dict[str, dict[str, SchedPod]] = {}
         self.owner_counts: dict[str, dict[int, int]] = {}  # controller uid → node index → live pods

@@ -12,6 +12,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, Unresolvable
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.imagelocality import ImageLocality
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.interpodaffinity import (
     InterPodAffinity,
 )
@@ -44,7 +45,6 @@ DEFAULT_SCORES = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1
                   "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
 # default plugins the snapshot cannot feed: they filter nothing / score every node alike here
 NOT_MODELED = {
-    "ImageLocality": "node images are not in the snapshot (scores every node 0)",
     "VolumeRestrictions": "volumes are not modeled", "NodeVolumeLimits": "volumes are not modeled",
     "EBSLimits": "volumes are not modeled", "GCEPDLimits": "volumes are not modeled",
     "AzureDiskLimits": "volumes are not modeled", "DynamicResources": "resource claims are not modeled",
@@ -97,7 +97,7 @@ def build_plugin(name: str, args: Mapping[str, Any], field: str, extra: Mapping[
         return trimaran.build(name, args, field, extra.get("node_cpu_usage"), extra.get("node_memory_usage"))
     simple = {"NodeUnschedulable": NodeUnschedulable, "NodeName": NodeName, "TaintToleration": TaintToleration,
               "NodeAffinity": NodeAffinity, "NodePorts": NodePorts, "VolumeBinding": VolumeBinding,
-              "VolumeZone": VolumeZone}
+              "VolumeZone": VolumeZone, "ImageLocality": ImageLocality}
     return simple[name]() if name in simple else None
 
 

@@ -22,6 +22,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     load_profiles,
     schedule,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.imagelocality import (
+    NAME as IMAGE_LOCALITY,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.imagelocality import ImageStates
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
     ExtrasIndex,
     SchedPod,
@@ -32,6 +36,8 @@ REPLACED_BY_CONTROLLER = ("ReplicaSet", "StatefulSet", "ReplicationController", 
 RESOURCES = ("cpu", "memory", "pods")
 VOLCANO_SCHEDULER = "volcano"  # the schedulerName of pods the Volcano scheduler places (its Helm chart's default)
 VOLUME_FILTERS = ("VolumeBinding", "VolumeZone")
+NO_IMAGES = ("ImageLocality: no node of the snapshot lists its images (status.images), so every node scores 0 "
+             "(a live plan reads them with placement on; keep them in a snapshot file)")
 NO_VOLUMES = ("VolumeBinding, VolumeZone: the snapshot has no PersistentVolumes, so volume node affinity and zones "
               "are not checked (a live plan lists them with placement on; add them to a snapshot file)")
 CAVEATS = (
@@ -80,6 +86,7 @@ def build_cluster(snapshot: Any, extras: Optional[ExtrasIndex]) -> tuple[Cluster
     """The scheduler's view of the snapshot, and the view of each bound pod by its snapshot index."""
     cluster = Cluster(snapshot.nodes.values(), snapshot.namespaces)
     cluster.storage = Storage.from_snapshot(snapshot)
+    cluster.images = ImageStates.from_nodes(cluster.nodes, extras.node_images if extras else None)
     lookup = extras.by_key if extras else {}
     by_name = cluster.by_name
     by_index = {pod.index: SchedPod(pod, lookup.get(pod.key)) for pod in snapshot.pods
@@ -117,6 +124,8 @@ def preview_placement(snapshot: Any, evicted: Mapping[int, dict], evictions: lis
     verdict = _verdict(evictions, used)
     if cluster.storage is None and any(p.name in VOLUME_FILTERS for u in used.values() for p in u.filters):
         verdict["not_modeled"].append(NO_VOLUMES)
+    if cluster.images is None and any(p.name == IMAGE_LOCALITY for u in used.values() for p, _unused in u.scorers):
+        verdict["not_modeled"].append(NO_IMAGES)
     return {"added": added, "verdict": verdict}
 
 

@@ -102,8 +102,10 @@ def _read_containers(spec: Mapping[str, Any]) -> tuple[tuple[tuple[str, str, int
     return (tuple(ports) if ports else ()), needs_defaults
 
 
-def extract_extras(obj: Mapping[str, Any], container_cpus: bool = True) -> Optional[dict]:
-    """The scheduling fields of a raw pod the slim model drops; None when the model alone describes the pod."""
+def extract_extras(obj: Mapping[str, Any], container_cpus: bool = True, images: bool = True) -> Optional[dict]:
+    """The scheduling fields of a raw pod the slim model drops; None when the model alone describes the pod.
+    ``images``: also the init containers' and image volumes' images (ImageLocality; moot when no node lists
+    images)."""
     spec = obj.get("spec") or {}
     extras: dict[str, Any] = {}
     name = spec.get("schedulerName")
@@ -119,11 +121,25 @@ def extract_extras(obj: Mapping[str, Any], container_cpus: bool = True) -> Optio
                 extras[key] = affinity[key]
     if needs_defaults:  # otherwise the non-zero requests are the requests
         extras["nonzero"] = nonzero_requests(spec)
+    if images:
+        _record_images(spec, extras)
     if container_cpus:
         cpu = container_cpu(spec)
         if any(limit is not None or request is None for request, limit in cpu[0]) or cpu[1]:
             extras["containerCpu"] = cpu  # otherwise Trimaran's prediction follows from the requests
     return extras or None
+
+
+def _record_images(spec: Mapping[str, Any], extras: dict[str, Any]) -> None:
+    """The images ImageLocality reads besides the containers' (the model keeps those)."""
+    init_containers = spec.get("initContainers")
+    if init_containers:
+        extras["initImages"] = tuple(str(c.get("image") or "") for c in init_containers)
+    volumes = spec.get("volumes")
+    if volumes:
+        references = tuple(str(v["image"].get("reference") or "") for v in volumes if v.get("image"))
+        if references:
+            extras["imageVolumes"] = references
 
 
 def container_cpu(spec: Mapping[str, Any]) -> tuple:
@@ -141,16 +157,30 @@ def container_cpu(spec: Mapping[str, Any]) -> tuple:
 
 
 class ExtrasIndex:
-    """Scheduling extras per pod key (namespace/name), collected from raw objects."""
+    """Scheduling extras per pod key (namespace/name), and the images each node holds (ImageLocality), collected
+    from raw objects. A pod's init container and image volume images are kept only once a node listing images has
+    been recorded (without node images ImageLocality scores nothing): Nodes come first, as a listing reads them
+    (snapshot_source.DEFAULT_KINDS) and as from_objects records them."""
 
     def __init__(self, container_cpus: bool = True) -> None:
         self.by_key: dict[str, dict] = {}
+        self.node_images: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # node name → [(names, size)]
         self.container_cpus = container_cpus  # only Trimaran reads them
 
     def record(self, obj: Mapping[str, Any]) -> None:
-        if obj.get("kind") != "Pod":
-            return
-        extras = extract_extras(obj, self.container_cpus)
+        kind = obj.get("kind")
+        if kind == "Pod":
+            self._record_pod(obj, bool(self.node_images))
+        elif kind == "Node":
+            self._record_node(obj)
+
+    def _record_node(self, obj: Mapping[str, Any]) -> None:
+        images = node_images(obj)
+        if images:
+            self.node_images[str((obj.get("metadata") or {}).get("name", ""))] = images
+
+    def _record_pod(self, obj: Mapping[str, Any], images: bool) -> None:
+        extras = extract_extras(obj, self.container_cpus, images)
         if extras:
             meta = obj.get("metadata") or {}
             self.by_key[f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"] = extras
@@ -158,10 +188,28 @@ class ExtrasIndex:
     @classmethod
     def from_objects(cls, objects: Iterable[Mapping[str, Any]], container_cpus: bool = True) -> ExtrasIndex:
         index = cls(container_cpus)
-        for obj in objects:
+        pods = []
+        for obj in objects:  # Nodes first: whether they list images decides what the pods keep
             if isinstance(obj, dict):  # not typing.Mapping: its isinstance check is slow at 150,000 objects
-                index.record(obj)
+                kind = obj.get("kind")
+                if kind == "Pod":
+                    pods.append(obj)
+                elif kind == "Node":
+                    index._record_node(obj)
+        images = bool(index.node_images)
+        for obj in pods:
+            index._record_pod(obj, images)
         return index
+
+
+def node_images(obj: Mapping[str, Any]) -> list[tuple[tuple[str, ...], int]]:
+    """(names, size in bytes) of each image a raw Node's ``status.images`` lists."""
+    result = []
+    for image in (obj.get("status") or {}).get("images") or ():
+        names = tuple(str(n) for n in image.get("names") or ())
+        if names:
+            result.append((names, int(image.get("sizeBytes") or 0)))
+    return result
 
 
 class AffinityTerm:
@@ -232,7 +280,7 @@ class SchedPod:
         "model", "key", "namespace", "name", "labels", "owner_uid", "owner_kind", "scheduler_name", "requests",
         "nonzero_cpu", "nonzero_memory", "host_ports", "affinity", "anti_affinity", "preferred_affinity",
         "preferred_anti_affinity", "terminating", "container_cpu", "has_affinity", "cpu", "memory", "ephemeral",
-        "scalar",
+        "scalar", "init_images", "volume_images",
     )
 
     def __init__(self, model: Pod, extras: Optional[Mapping[str, Any]]) -> None:
@@ -266,6 +314,7 @@ class SchedPod:
             self.nonzero_memory = memory
             self.host_ports = ()
             self.container_cpu = None
+            self.init_images = self.volume_images = ()
             if model.anti_affinity_terms:
                 self._compile_terms(model, {})
             else:
@@ -276,6 +325,8 @@ class SchedPod:
         self.nonzero_cpu, self.nonzero_memory = extras.get("nonzero") or (cpu, memory)
         self.host_ports = tuple(extras.get("hostPorts") or ())
         self.container_cpu = extras.get("containerCpu")
+        self.init_images = extras.get("initImages") or ()
+        self.volume_images = extras.get("imageVolumes") or ()
         self._compile_terms(model, extras)
 
     def _compile_terms(self, model: Pod, extras: Mapping[str, Any]) -> None:

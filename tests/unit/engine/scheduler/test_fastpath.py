@@ -39,6 +39,8 @@ HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 RACK = "example.com/rack"  # on half the nodes: spreading over it ignores (or counts as "") the others
 DRAIN = {"key": "drain", "value": "true", "effect": "NoSchedule"}
+IMAGES = [("registry.local/web", 40 * 2**20), ("registry.local/db", 700 * 2**20), ("registry.local/ml", 3 * 2**30),
+          ("registry.local/tiny", 5 * 2**20)]
 CONFIGS: dict[str, Any] = {
     "default": None,
     "most-allocated": {"kind": "KubeSchedulerConfiguration", "profiles": [{"pluginConfig": [
@@ -74,6 +76,9 @@ def random_cluster(rng: random.Random, nodes: int) -> list[dict]:
         if rng.random() < 0.2:
             capacity["example.com/gpu"] = "2"
         objects.append(node(f"n{i:03d}", capacity, labels=labels, taints=taints, unschedulable=rng.random() < 0.03))
+        if rng.random() < 0.7:  # ImageLocality: some images on some nodes, a few big enough to count
+            objects[-1]["status"]["images"] = [{"names": [f"{image}:latest", f"{image}:v1"], "sizeBytes": size}
+                                               for image, size in rng.sample(IMAGES, rng.randint(1, len(IMAGES)))]
     apps = [f"app{i}" for i in range(max(2, nodes // 3))]
     for i in range(nodes * rng.randint(2, 4)):
         app = rng.choice(apps)
@@ -86,6 +91,8 @@ def random_cluster(rng: random.Random, nodes: int) -> list[dict]:
             objects += _volume(rng, f"data-p{i}", nodes, zones)
         objects.append(pod(f"p{i}", node_name=f"n{rng.randrange(nodes):03d}", requests=requests,
                            labels={"app": app}, owner=app, spec=spec))
+        for container in objects[-1]["spec"]["containers"]:
+            container["image"] = rng.choice(IMAGES)[0] + rng.choice(["", ":v1", ":v2"])
     return objects
 
 
@@ -175,10 +182,21 @@ def decisions_both_ways(objects: list[dict], config: Any, rng: random.Random) ->
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_each_decision_equals_the_reference_path_on_random_clusters(config: str) -> None:
     decisions = []
+    images_mattered = False
     for seed in range(8):
         rng = random.Random(f"{config}-{seed}")
         nodes = rng.choice([3, 12, 40, 120, 260])  # 100+ nodes: only a share of the feasible nodes is scored
-        decisions += decisions_both_ways(random_cluster(rng, nodes), CONFIGS[config], rng)
+        objects = random_cluster(rng, nodes)
+        before = rng.getstate()
+        found = decisions_both_ways(objects, CONFIGS[config], rng)
+        decisions += found
+        if not images_mattered:  # the same replacements without node images: ImageLocality changed some choices
+            for obj in objects:
+                obj.get("status", {}).pop("images", None)
+            rng.setstate(before)
+            images_mattered = [d.tied for d in decisions_both_ways(objects, CONFIGS[config], rng)] != [
+                d.tied for d in found]
+    assert images_mattered
     # what the fast path shortcuts did happen: no node fits, one fits, ties, scans stopped early with rejections
     assert len(decisions) > 300
     assert any(d.node is None and d.reason.startswith("0/") for d in decisions)

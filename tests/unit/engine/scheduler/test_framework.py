@@ -25,9 +25,9 @@ def test_default_profile_weights_match_upstream() -> None:
     described = profile.describe()
     assert described["scores"] == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
                                    "PodTopologySpread": 2, "InterPodAffinity": 2,
-                                   "NodeResourcesBalancedAllocation": 1}
+                                   "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert described["filters"][:4] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"]
-    assert any(n.startswith("ImageLocality") for n in described["not_modeled"])
+    assert not any(n.startswith("ImageLocality") for n in described["not_modeled"])
 
 
 def test_configuration_profiles_by_scheduler_name() -> None:
@@ -42,7 +42,7 @@ def test_disabling_and_weights() -> None:
         "enabled": [{"name": "NodeResourcesFit", "weight": 5}]}}}]}
     described = load_profiles(config)["default-scheduler"].describe()
     assert described["scores"] == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5,
-                                   "InterPodAffinity": 2}
+                                   "InterPodAffinity": 2, "ImageLocality": 1}
     everything_off = {"profiles": [{"plugins": {"multiPoint": {"disabled": [{"name": "*"}]}}}]}
     assert load_profiles(everything_off)["default-scheduler"].describe()["scores"] == {}
 
