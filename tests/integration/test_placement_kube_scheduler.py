@@ -524,9 +524,8 @@ def rich_pending_pod(rng: random.Random, namespace: str, scheduler_name: str, pr
             constraint["minDomains"] = rng.randint(2, 4)
         if rng.random() < 0.2:
             constraint["matchLabelKeys"] = ["tier"]
-        if not any((c["topologyKey"], c["whenUnsatisfiable"]) == (constraint["topologyKey"],
-                                                                   constraint["whenUnsatisfiable"])
-                   for c in constraints):
+        kind = (constraint["topologyKey"], constraint["whenUnsatisfiable"])
+        if not any((c["topologyKey"], c["whenUnsatisfiable"]) == kind for c in constraints):
             constraints.append(constraint)
     if constraints:
         spec["topologySpreadConstraints"] = constraints
