@@ -130,3 +130,28 @@ def test_an_image_used_by_two_containers_counts_twice() -> None:
     state = view([image_node("node1", [(["gcr.io/300:latest"], 300)])])
     twice = scores(ImageLocality(), incoming(spec(["gcr.io/300", "gcr.io/300:latest"])), state)
     assert twice == {"node1": 100 * (600 - 23) // (2000 - 23)}
+
+
+def test_the_plan_says_when_no_node_lists_images() -> None:
+    """A drained node's ReplicaSet pod is placed; the verdict names ImageLocality as not fed only without images."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
+        PlacementRequest,
+    )
+
+    drained = image_node("drained", [])
+    drained["spec"]["taints"] = [{"key": "drain", "value": "true", "effect": "NoSchedule"}]
+    objects = [drained, image_node("cold", []), image_node("warm", [(["registry.local/app:v1"], 900)]),
+               pod("app-1", node_name="drained", requests=[{"cpu": "100m", "memory": "64Mi"}], owner="app")]
+    objects[-1]["spec"]["containers"][0]["image"] = "registry.local/app:v1"
+    policy = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+        "name": "drain", "pluginConfig": [{"name": "RemovePodsViolatingNodeTaints", "args": {}}],
+        "plugins": {"deschedule": {"enabled": ["RemovePodsViolatingNodeTaints"]}}}]}
+    plan = compute_plan(copy.deepcopy(objects), policy, "2026-11-25T00:00:00Z", placement=PlacementRequest())
+    assert [e["placement"]["node"] for e in plan["evictions"]] == ["warm"]
+    assert not any(n.startswith("ImageLocality") for n in plan["placement"]["not_modeled"])
+    for obj in objects[:3]:
+        obj["status"].pop("images")
+    plan = compute_plan(copy.deepcopy(objects), policy, "2026-11-25T00:00:00Z", placement=PlacementRequest())
+    assert plan["evictions"][0]["placement"]["tied_nodes"] == ["cold", "warm"]
+    assert any(n.startswith("ImageLocality: no node") for n in plan["placement"]["not_modeled"])
