@@ -19,6 +19,10 @@ sys.path.insert(0, str(REPO / "examples"))
 from generate_cluster import build_cluster  # noqa: E402
 
 NOW = "2026-11-22T12:00:00Z"
+# pods naming a scheduler nobody runs stay unbound until a test binds them (the kubelet stand-in binds the others)
+UNSCHEDULED = "placement-test"
+UNSCHEDULED_CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                      "profiles": [{"schedulerName": UNSCHEDULED}]}
 KUBEDESCHEDULER = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
                    "profiles": ["AffinityAndTaints", "TopologyAndDuplicates", "LifecycleAndUtilization"]}
 BINPACK = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [
@@ -154,12 +158,13 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                 "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "load", "labels": {"app": "load"}},
                 "spec": {"nodeName": busy, "containers": [{"name": "c", "image": PAUSE_IMAGE, "resources": {
                     "requests": {"cpu": "3", "memory": "6Gi"}}}]}})
-            # a ReplicaSet's pod, bound here as a scheduler would (the suite runs no scheduler)
+            # a ReplicaSet's pod, bound here as a scheduler would (its schedulerName keeps the kubelet stand-in, which
+            # binds first fit, away; the plan is given that scheduler's configuration)
             apps.create_namespaced_replica_set(namespace, {
                 "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "db"},
                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "db"}}, "template": {
                     "metadata": {"labels": {"app": "db"}},
-                    "spec": {"nodeSelector": {"vol": prefix},
+                    "spec": {"nodeSelector": {"vol": prefix}, "schedulerName": UNSCHEDULED,
                              "containers": [{"name": "c", "image": PAUSE_IMAGE,
                                              "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
                              "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}}}})
@@ -174,7 +179,7 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                     "maxPodLifeTimeSeconds": 3600, "namespaces": {"include": [namespace]},
                     "labelSelector": {"matchLabels": {"app": "db"}}}}],
                 "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
-            plan = _live_plan(kube, tmp_path, policy=policy, now=later)
+            plan = _live_plan(kube, tmp_path, policy=policy, now=later, scheduler_config=UNSCHEDULED_CONFIG)
             assert [(e["name"], e["node"]) for e in plan["evictions"]] == [(pod.metadata.name, busy)]
             placement = plan["evictions"][0]["placement"]
             assert (placement["node"], placement["same_node"], placement["tied_nodes"]) == (busy, True, [busy])
@@ -185,3 +190,53 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
             for name in (busy, idle):
                 core.delete_node(name)
             core.delete_persistent_volume(f"{prefix}-data")
+
+
+def test_live_plan_sends_a_replacement_to_the_node_holding_its_image(kube: Any, namespace: str,
+                                                                     tmp_path: Path) -> None:
+    """The plan module reads the nodes' status.images while it lists them (placement on): of three empty, equal
+    nodes the replacement goes to the one that holds its image (ImageLocality), where without it they would tie."""
+    if getattr(kube, "is_emulator", False):
+        pytest.skip("the ReplicaSet's pod is kube-controller-manager's work: needs a real control plane")
+    from kubernetes import client
+
+    prefix = f"img{uuid.uuid4().hex[:6]}"
+    image = f"registry.local/{prefix}/app:v1"
+    names = {"cold": f"{prefix}-cold", "warm": f"{prefix}-warm", "other": f"{prefix}-other"}
+    capacity = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    with kube.api_client() as api_client:
+        core = client.CoreV1Api(api_client)
+        for role, name in names.items():
+            # big enough to count however many nodes the cluster has: the score weighs it by the share holding it
+            images = [{"names": [image], "sizeBytes": 20 * 2**30}] if role == "warm" else []
+            core.create_node({"apiVersion": "v1", "kind": "Node",
+                              "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "img": prefix}},
+                              "status": {"capacity": capacity, "allocatable": capacity, "images": images,
+                                         "conditions": [{"type": "Ready", "status": "True"}]}})
+        try:
+            owner = client.AppsV1Api(api_client).create_namespaced_replica_set(namespace, {
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "app"},
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "app"}}, "template": {
+                    "metadata": {"labels": {"app": "app"}},
+                    "spec": {"nodeSelector": {"img": prefix}, "containers": [{
+                        "name": "c", "image": image,
+                        "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}]}}}})
+            # the kubelet stand-in binds it first fit (the first of the three equal nodes by name, "cold"); wherever
+            # it runs, its replacement belongs on the warm node
+            pod = wait_for(lambda: [p for p in core.list_namespaced_pod(namespace, label_selector="app=app").items
+                                    if p.spec.node_name], what="the ReplicaSet's pod, bound")[0]
+            assert pod.metadata.owner_references[0].uid == owner.metadata.uid
+            later = (datetime.now(UTC) + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            policy = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+                "name": "age", "pluginConfig": [{"name": "PodLifeTime", "args": {
+                    "maxPodLifeTimeSeconds": 3600, "namespaces": {"include": [namespace]},
+                    "labelSelector": {"matchLabels": {"app": "app"}}}}],
+                "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
+            plan = _live_plan(kube, tmp_path, policy=policy, now=later)
+            assert [(e["name"], e["node"]) for e in plan["evictions"]] == [(pod.metadata.name, pod.spec.node_name)]
+            placement = plan["evictions"][0]["placement"]
+            assert (placement["node"], placement["tied_nodes"]) == (names["warm"], [names["warm"]])
+            assert not any(note.startswith("ImageLocality") for note in plan["placement"]["not_modeled"])
+        finally:
+            for name in names.values():
+                core.delete_node(name)
