@@ -137,7 +137,8 @@ def _record_images(spec: Mapping[str, Any], extras: dict[str, Any]) -> None:
         extras["initImages"] = tuple(str(c.get("image") or "") for c in init_containers)
     volumes = spec.get("volumes")
     if volumes:
-        references = tuple(str(v["image"].get("reference") or "") for v in volumes if v.get("image"))
+        references = tuple(str(v["image"].get("reference") or "") for v in volumes
+                           if isinstance(v, dict) and isinstance(v.get("image"), dict))
         if references:
             extras["imageVolumes"] = references
 
