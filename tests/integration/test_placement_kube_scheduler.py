@@ -282,6 +282,24 @@ def _preview(api_client: Any, prefix: str, namespace: str, pending: dict, storag
     return schedule(profile, SchedPod(Pod(pending), extract_extras(pending)), cluster, StaticCache())
 
 
+def _assert_real_scheduler_agrees(api_client: Any, plane: Any, namespace: str, pending: dict, expected: Any,
+                                  label: str) -> None:
+    """Create the pending pod: the real scheduler must bind it to one of the preview's tied best nodes, or leave it
+    pending when the preview found no node."""
+    from kubernetes import client
+
+    _create(api_client, plane, [pending])
+    if expected.node is None:
+        time.sleep(5)
+        pod = client.CoreV1Api(api_client).read_namespaced_pod("pending", namespace)
+        assert not pod.spec.node_name, (f"{label}: the preview said unschedulable ({expected.reason}), "
+                                        f"kube-scheduler bound it to {pod.spec.node_name}")
+        return
+    actual = _bound_node(api_client, namespace, "pending")
+    assert actual in expected.tied, (f"{label}: kube-scheduler chose {actual}, the preview's best were "
+                                     f"{expected.tied} ({expected.reason})")
+
+
 @pytest.mark.parametrize("profile", ["preview-default", "preview-binpack"])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_real_scheduler_binds_to_one_of_the_tied_best_nodes(plane: Any, scheduler: Any, api_client: Any,
@@ -300,15 +318,7 @@ def test_real_scheduler_binds_to_one_of_the_tied_best_nodes(plane: Any, schedule
         if storage:
             pending["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
         expected = _preview(api_client, prefix, namespace, pending, storage)
-        _create(api_client, plane, [pending])
-        if expected.node is None:
-            time.sleep(5)
-            pod = client.CoreV1Api(api_client).read_namespaced_pod("pending", namespace)
-            assert not pod.spec.node_name, f"preview said unschedulable ({expected.reason}), scheduler bound it"
-            return
-        actual = _bound_node(api_client, namespace, "pending")
-        assert actual in expected.tied, (f"seed {seed} {profile}: kube-scheduler chose {actual}, the preview's best "
-                                         f"were {expected.tied} ({expected.reason})")
+        _assert_real_scheduler_agrees(api_client, plane, namespace, pending, expected, f"seed {seed} {profile}")
     finally:
         core = client.CoreV1Api(api_client)
         for node in nodes:
@@ -547,16 +557,7 @@ def test_real_scheduler_agrees_on_rich_random_clusters(plane: Any, scheduler: An
         time.sleep(2)  # the scheduler's informers see the bound pods before the pending one arrives
         pending = rich_pending_pod(rng, namespace, profile, prefix)
         expected = _preview(api_client, prefix, namespace, pending, [])
-        _create(api_client, plane, [pending])
-        if expected.node is None:
-            time.sleep(5)
-            pod = client.CoreV1Api(api_client).read_namespaced_pod("pending", namespace)
-            assert not pod.spec.node_name, (f"seed {seed} {profile}: the preview said unschedulable "
-                                            f"({expected.reason}), kube-scheduler bound it to {pod.spec.node_name}")
-            return
-        actual = _bound_node(api_client, namespace, "pending")
-        assert actual in expected.tied, (f"seed {seed} {profile}: kube-scheduler chose {actual}, the preview's best "
-                                         f"were {expected.tied} ({expected.reason})")
+        _assert_real_scheduler_agrees(api_client, plane, namespace, pending, expected, f"seed {seed} {profile}")
     finally:
         core = client.CoreV1Api(api_client)
         for node in nodes:

@@ -103,6 +103,16 @@ def test_bad_scheduler_config_names_the_field(tmp_path: Path) -> None:
     assert "'Binpack'" in message and "MostAllocated" in message
 
 
+def _aged_out(namespace: str, app: str) -> tuple[str, dict]:
+    """A time two hours on and a PodLifeTime policy (one hour) that evicts the namespace's pods labelled app=``app``."""
+    later = (datetime.now(UTC) + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return later, {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+        "name": "age", "pluginConfig": [{"name": "PodLifeTime", "args": {
+            "maxPodLifeTimeSeconds": 3600, "namespaces": {"include": [namespace]},
+            "labelSelector": {"matchLabels": {"app": app}}}}],
+        "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
+
+
 def _live_plan(kube: Any, tmp_path: Path, **options: Any) -> dict:
     """The plan module, with placement, run by ansible-playbook against the live cluster."""
     task = {"descheduler.fleet.plan": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
@@ -173,12 +183,7 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
             core.create_namespaced_binding(namespace, {
                 "apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod.metadata.name},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": busy}}, _preload_content=False)
-            later = (datetime.now(UTC) + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            policy = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
-                "name": "age", "pluginConfig": [{"name": "PodLifeTime", "args": {
-                    "maxPodLifeTimeSeconds": 3600, "namespaces": {"include": [namespace]},
-                    "labelSelector": {"matchLabels": {"app": "db"}}}}],
-                "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
+            later, policy = _aged_out(namespace, "db")
             plan = _live_plan(kube, tmp_path, policy=policy, now=later, scheduler_config=UNSCHEDULED_CONFIG)
             assert [(e["name"], e["node"]) for e in plan["evictions"]] == [(pod.metadata.name, busy)]
             placement = plan["evictions"][0]["placement"]
@@ -226,12 +231,7 @@ def test_live_plan_sends_a_replacement_to_the_node_holding_its_image(kube: Any, 
             pod = wait_for(lambda: [p for p in core.list_namespaced_pod(namespace, label_selector="app=app").items
                                     if p.spec.node_name], what="the ReplicaSet's pod, bound")[0]
             assert pod.metadata.owner_references[0].uid == owner.metadata.uid
-            later = (datetime.now(UTC) + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            policy = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
-                "name": "age", "pluginConfig": [{"name": "PodLifeTime", "args": {
-                    "maxPodLifeTimeSeconds": 3600, "namespaces": {"include": [namespace]},
-                    "labelSelector": {"matchLabels": {"app": "app"}}}}],
-                "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
+            later, policy = _aged_out(namespace, "app")
             plan = _live_plan(kube, tmp_path, policy=policy, now=later)
             assert [(e["name"], e["node"]) for e in plan["evictions"]] == [(pod.metadata.name, pod.spec.node_name)]
             placement = plan["evictions"][0]["placement"]
