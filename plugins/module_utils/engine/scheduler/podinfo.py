@@ -207,9 +207,11 @@ def node_images(obj: Mapping[str, Any]) -> list[tuple[tuple[str, ...], int]]:
     """(names, size in bytes) of each image a raw Node's ``status.images`` lists."""
     result = []
     for image in (obj.get("status") or {}).get("images") or ():
+        if not isinstance(image, dict) or not isinstance(image.get("sizeBytes") or 0, int):
+            continue  # not what a kubelet writes (a hand-made snapshot file): no image to count
         names = tuple(str(n) for n in image.get("names") or ())
         if names:
-            result.append((names, int(image.get("sizeBytes") or 0)))
+            result.append((names, image.get("sizeBytes") or 0))
     return result
 
 

@@ -155,3 +155,11 @@ def test_the_plan_says_when_no_node_lists_images() -> None:
     plan = compute_plan(copy.deepcopy(objects), policy, "2026-11-25T00:00:00Z", placement=PlacementRequest())
     assert plan["evictions"][0]["placement"]["tied_nodes"] == ["cold", "warm"]
     assert any(n.startswith("ImageLocality: no node") for n in plan["placement"]["not_modeled"])
+
+
+def test_malformed_image_entries_of_a_snapshot_file_are_skipped() -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import node_images
+
+    obj = image_node("node1", [(["gcr.io/300:latest"], 300)])
+    obj["status"]["images"] += ["gcr.io/40", {"names": ["gcr.io/40:latest"], "sizeBytes": "40Mi"}]
+    assert node_images(obj) == [(("gcr.io/300:latest",), 300 * MB)]
