@@ -19,4 +19,15 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            _promote_young_objects()
             gc.enable()
+
+
+def _promote_young_objects() -> None:
+    """Move every tracked object into the oldest generation without looking at them.
+
+    Whatever was allocated during the pause sits in the youngest generation, so the first collection after it would
+    walk all of it (≈ 0.5 s after a plan of 150,000 pods). freeze() then unfreeze() moves them to the oldest
+    generation instead; a later full collection still frees any cycles among them."""
+    gc.freeze()
+    gc.unfreeze()
