@@ -168,3 +168,325 @@ def random_policy(seed: int) -> Obj:
     if rng.random() < 0.3:
         policy["maxNoOfPodsToEvictTotal"] = rng.randint(1, 5)
     return policy
+
+
+# ---- rich clusters and policies: more of what the descheduler reads -------------------------------------------------
+# Two namespaces with labels, cordoned and NotReady nodes, PreferNoSchedule taints, bare Running and Failed pods,
+# priorities, PVC volumes, PDBs, init containers, CrashLoopBackOff, start times, the evict and prefer-no-eviction
+# annotations; policies with one or two profiles, podProtections or the legacy DefaultEvictor bools, and the
+# plugins' namespace, label and state arguments (test_upstream_agreement's rich seeds).
+
+SOFT_TAINT = {"key": "soft", "value": "yes", "effect": "PreferNoSchedule"}
+EVICT = "descheduler.alpha.kubernetes.io/evict"
+PREFER_NO_EVICTION = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
+NOW_MINUS = {"fresh": 60, "hour": 2 * 3600, "day": 86400}
+
+
+def _rich_node(rng: random.Random, name: str) -> Obj:
+    labels = {"kubernetes.io/hostname": name, ZONE: rng.choice(["zone-a", "zone-b", "zone-c"]),
+              "disk": rng.choice(["ssd", "hdd"])}
+    spec: Obj = {}
+    taints = []
+    if rng.random() < 0.2:
+        taints.append(dict(TAINT))
+    if rng.random() < 0.2:
+        taints.append(dict(SOFT_TAINT))
+    if taints:
+        spec["taints"] = taints
+    if rng.random() < 0.1:
+        spec["unschedulable"] = True
+    ready = "False" if rng.random() < 0.1 else "True"
+    cpu, memory = rng.choice([(2, 4), (4, 8), (8, 16)])
+    capacity = {"cpu": str(cpu), "memory": f"{memory}Gi", "pods": str(rng.choice([10, 30]))}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": spec,
+            "status": {"capacity": capacity, "allocatable": capacity,
+                       "conditions": [{"type": "Ready", "status": ready}]}}
+
+
+def _rich_template(rng: random.Random, app: str, priority_class: str) -> Obj:
+    template = random_template(rng, app)
+    spec, labels = template["spec"], template["metadata"]["labels"]
+    labels["tier"] = rng.choice(["web", "batch"])
+    feature = rng.random()
+    if feature < 0.15:
+        hdd = {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["hdd"]}]}
+        spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "preference": hdd}]}}
+    elif feature < 0.3:
+        spec["topologySpreadConstraints"] = [{
+            "maxSkew": 1, "topologyKey": rng.choice([ZONE, "kubernetes.io/hostname"]),
+            "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+            "labelSelector": {"matchLabels": {"app": app}}}]
+    elif feature < 0.4:
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": ZONE}]}}
+    if rng.random() < 0.2:
+        spec.setdefault("tolerations", []).append({"key": "soft", "operator": "Exists", "effect": "PreferNoSchedule"})
+    if rng.random() < 0.25:
+        spec["initContainers"] = [{"name": "init", "image": "registry.example/init:1",
+                                   "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}]
+    if rng.random() < 0.15:
+        spec.setdefault("volumes", []).append({"name": "data", "persistentVolumeClaim": {"claimName": f"{app}-data"}})
+    draw = rng.random()
+    if draw < 0.1:
+        spec["priorityClassName"] = "system-cluster-critical"
+    elif draw < 0.35:
+        spec["priorityClassName"] = priority_class
+    annotations = {}
+    if rng.random() < 0.08:
+        annotations[EVICT] = "true"
+    if rng.random() < 0.08:
+        annotations[PREFER_NO_EVICTION] = "true"
+    if annotations:
+        template["metadata"]["annotations"] = annotations
+    return template
+
+
+def _rich_status(rng: random.Random, spec: Obj, now: float) -> Obj:
+    status = running_status(rng)
+    age = NOW_MINUS[rng.choice(sorted(NOW_MINUS))]
+    status["startTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - age))
+    container = status["containerStatuses"][0]
+    if container["restartCount"] >= 5 and rng.random() < 0.5:
+        container["ready"] = False
+        container["started"] = False
+        container["state"] = {"waiting": {"reason": "CrashLoopBackOff"}}
+        status["conditions"] = [{"type": "Ready", "status": "False"}]
+    if spec.get("initContainers"):
+        status["initContainerStatuses"] = [{
+            "name": "init", "ready": True, "restartCount": rng.choice([0, 2, 15]), "image": "init", "imageID": "",
+            "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]
+    return status
+
+
+def _failed_bare_pod(rng: random.Random, name: str, namespace: str, node: str, now: float) -> Obj:
+    reason = rng.choice(["Error", "OOMKilled"])
+    status: Obj = {"phase": "Failed", "startTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 7200)),
+                   "containerStatuses": [{"name": "app", "ready": False, "restartCount": 0, "image": "app",
+                                          "imageID": "", "state": {"terminated": {
+                                              "exitCode": 137 if reason == "OOMKilled" else 1, "reason": reason}}}]}
+    if rng.random() < 0.3:
+        status["reason"] = "Evicted"
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app": "bare", "tier": "batch"}},
+            "spec": {"nodeName": node, "restartPolicy": "Never", "containers": [
+                {"name": "app", "image": "registry.example/bare:1",
+                 "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]},
+            "status": status}
+
+
+def rich_cluster(seed: int, namespace: str) -> dict[str, list[Obj]]:
+    """The objects of one rich random cluster, by what load_rich_cluster creates in turn."""
+    rng = random.Random(seed)
+    now = time.time()
+    other = f"{namespace}-b"
+    priority_class = f"{namespace}-high"
+    nodes = [_rich_node(rng, f"{namespace}-node-{index}") for index in range(rng.randint(3, 7))]
+    names = [n["metadata"]["name"] for n in nodes]
+    pods: list[Obj] = []
+    replica_sets: list[Obj] = []
+    budgets: list[Obj] = []
+    for index in range(rng.randint(4, 9)):
+        app = f"app-{index}"
+        app_namespace = rng.choice([namespace, namespace, other])
+        template = _rich_template(rng, app, priority_class)
+        replicas = rng.randint(1, 6)
+        for replica in range(replicas):
+            spec = {**template["spec"], "nodeName": rng.choice(names)}
+            metadata = {"name": f"{app}-{replica}", "namespace": app_namespace,
+                        "labels": dict(template["metadata"]["labels"])}
+            if template["metadata"].get("annotations"):
+                metadata["annotations"] = dict(template["metadata"]["annotations"])
+            pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
+                         "status": _rich_status(rng, spec, now)})
+        replica_sets.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                             "metadata": {"name": app, "namespace": app_namespace, "labels": {"app": app}},
+                             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": app}},
+                                      "template": template}})
+        if rng.random() < 0.3:
+            budgets.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                            "metadata": {"name": app, "namespace": app_namespace},
+                            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}}})
+    bare = []
+    for index in range(rng.randint(1, 3)):
+        if rng.random() < 0.6:
+            bare.append(_failed_bare_pod(rng, f"failed-{index}", rng.choice([namespace, other]), rng.choice(names),
+                                         now))
+        else:
+            spec = {"nodeName": rng.choice(names), "containers": [
+                {"name": "app", "image": "registry.example/bare:1",
+                 "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}
+            bare.append({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": f"bare-{index}", "namespace": namespace, "labels": {"app": "bare"},
+                                      **({"annotations": {EVICT: "true"}} if rng.random() < 0.5 else {})},
+                         "spec": spec, "status": _rich_status(rng, spec, now)})
+    return {
+        "namespaces": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other, "labels": {"team": "b"}}}],
+        "priority_classes": [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                              "metadata": {"name": priority_class}, "value": 1000}],
+        "nodes": nodes, "pods": pods + bare, "budgets": budgets, "replica_sets": replica_sets,
+    }
+
+
+def load_rich_cluster(kube: Any, api_client: Any, cluster: dict[str, list[Obj]], namespace: str,
+                      timeout: float = 60.0) -> None:
+    """Label the test's namespace (team=a), create the objects, and wait until every Running pod with a
+    ReplicaSet is owned by it (Failed pods are inactive: a ReplicaSet does not adopt them; bare ones stay bare)."""
+    from kubernetes import client
+
+    kube.patch("Namespace", None, namespace, {"metadata": {"labels": {"team": "a"}}})
+    for group in ("namespaces", "priority_classes", "nodes", "pods", "budgets", "replica_sets"):
+        kube.load(cluster[group])
+    core = client.CoreV1Api(api_client)
+    wanted = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in cluster["pods"]
+              if p["metadata"]["labels"].get("app") != "bare"}
+    deadline = time.monotonic() + timeout
+    while True:
+        owned = {(p.metadata.namespace, p.metadata.name) for ns in {k[0] for k in wanted}
+                 for p in core.list_namespaced_pod(ns).items if p.metadata.owner_references}
+        if wanted <= owned:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(wanted & owned)} of {len(wanted)} pods adopted by their ReplicaSets")
+        time.sleep(0.3)
+
+
+def _scope(rng: random.Random, namespace: str, args: Obj, labels: bool = True) -> Obj:
+    """Maybe a namespaces include/exclude and a labelSelector on a plugin's args."""
+    draw = rng.random()
+    if draw < 0.15:
+        args["namespaces"] = {"include": [namespace]}
+    elif draw < 0.3:
+        args["namespaces"] = {"exclude": [f"{namespace}-b"]}
+    if labels and rng.random() < 0.2:
+        args["labelSelector"] = {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]}]}
+    return args
+
+
+def _rich_plugin_args(rng: random.Random, name: str, namespace: str) -> Obj:
+    if name == "LowNodeUtilization":
+        args = _low_and_target(rng)
+        if rng.random() < 0.3:
+            args["useDeviationThresholds"] = True
+            args["thresholds"] = {k: rng.choice([5, 10, 20]) for k in args["thresholds"]}
+            args["targetThresholds"] = {k: rng.choice([5, 10, 20]) for k in args["thresholds"]}
+        if rng.random() < 0.2:
+            args["numberOfNodes"] = rng.choice([1, 2])
+        if rng.random() < 0.2:
+            args["evictableNamespaces"] = {"exclude": [f"{namespace}-b"]}
+        return args
+    if name == "HighNodeUtilization":
+        args = {"thresholds": _thresholds(rng, low=False)}
+        if rng.random() < 0.2:
+            args["evictableNamespaces"] = {"exclude": [f"{namespace}-b"]}
+        return args
+    if name == "RemoveDuplicates":
+        return _scope(rng, namespace, {"excludeOwnerKinds": ["ReplicaSet"]} if rng.random() < 0.15 else {},
+                      labels=False)
+    if name == "RemovePodsViolatingTopologySpreadConstraint":
+        args = _scope(rng, namespace, {})
+        if rng.random() < 0.5:
+            args["constraints"] = rng.choice([["DoNotSchedule"], ["ScheduleAnyway"],
+                                              ["DoNotSchedule", "ScheduleAnyway"]])
+        if rng.random() < 0.3:
+            args["topologyBalanceNodeFit"] = False
+        return args
+    if name == "RemovePodsViolatingNodeAffinity":
+        kinds = rng.choice([["requiredDuringSchedulingIgnoredDuringExecution"],
+                            ["preferredDuringSchedulingIgnoredDuringExecution"],
+                            ["requiredDuringSchedulingIgnoredDuringExecution",
+                             "preferredDuringSchedulingIgnoredDuringExecution"]])
+        return _scope(rng, namespace, {"nodeAffinityType": kinds})
+    if name == "RemovePodsViolatingNodeTaints":
+        args = _scope(rng, namespace, {})
+        if rng.random() < 0.4:
+            args["includePreferNoSchedule"] = True
+        draw = rng.random()
+        if draw < 0.2:
+            args["excludedTaints"] = [rng.choice(["dedicated", "soft=yes", "dedicated=other"])]
+        elif draw < 0.35:
+            args["includedTaints"] = [rng.choice(["dedicated=infra", "soft"])]
+        return args
+    if name == "RemovePodsViolatingInterPodAntiAffinity":
+        return _scope(rng, namespace, {})
+    if name == "RemovePodsHavingTooManyRestarts":
+        args = _scope(rng, namespace, {"podRestartThreshold": rng.choice([3, 10, 20])})
+        if rng.random() < 0.3:
+            args["includingInitContainers"] = True
+        if rng.random() < 0.3:
+            args["states"] = [rng.choice(["Running", "CrashLoopBackOff"])]
+        return args
+    if name == "PodLifeTime":
+        args = _scope(rng, namespace, {})
+        draw = rng.random()
+        if draw < 0.5:
+            args["maxPodLifeTimeSeconds"] = rng.choice([1, 3600])
+        if draw >= 0.3:
+            args["states"] = rng.sample(["Running", "CrashLoopBackOff", "Failed", "OOMKilled"], rng.randint(1, 2))
+        return args
+    if name == "RemoveFailedPods":
+        args = _scope(rng, namespace, {"minPodLifetimeSeconds": rng.choice([0, 3600])})
+        if rng.random() < 0.3:
+            args["reasons"] = [rng.choice(["Error", "OOMKilled", "Evicted"])]
+        if rng.random() < 0.2:
+            args["exitCodes"] = [rng.choice([1, 137])]
+        return args
+    raise ValueError(name)
+
+
+def _rich_evictor_args(rng: random.Random) -> Obj:
+    args: Obj = {"nodeFit": rng.random() < 0.4}
+    if rng.random() < 0.3:  # podProtections: the deprecated bools must then stay unset
+        protections: Obj = {}
+        disabled = [p for p in ("PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods") if rng.random() < 0.5]
+        enabled = [p for p in ("PodsWithPVC", "PodsWithoutPDB") if rng.random() < 0.2]
+        if disabled:
+            protections["defaultDisabled"] = disabled
+        if enabled:
+            protections["extraEnabled"] = enabled
+        if protections:
+            args["podProtections"] = protections
+    else:
+        for flag, chance in (("evictLocalStoragePods", 0.4), ("evictSystemCriticalPods", 0.3), ("ignorePvcPods", 0.15),
+                             ("evictFailedBarePods", 0.5), ("ignorePodsWithoutPDB", 0.1)):
+            if rng.random() < chance:
+                args[flag] = True
+    for key, chance, draw in (
+            ("priorityThreshold", 0.12, lambda: {"value": rng.choice([500, 1000, 5000])}),
+            ("labelSelector", 0.1, lambda: {"matchLabels": {"tier": rng.choice(["web", "batch"])}}),
+            ("namespaceLabelSelector", 0.1, lambda: {"matchLabels": {"team": rng.choice(["a", "b"])}}),
+            ("minPodAge", 0.12, lambda: rng.choice(["30m", "12h"])),
+            ("minReplicas", 0.12, lambda: rng.choice([2, 3])),
+            ("noEvictionPolicy", 0.12, lambda: rng.choice(["Preferred", "Mandatory"]))):
+        if rng.random() < chance:
+            args[key] = draw()
+    return args
+
+
+RICH_PLUGINS = sorted([*PLUGINS, "RemoveFailedPods"])
+
+
+def rich_policy(seed: int, namespace: str) -> Obj:
+    """A DeschedulerPolicy of one or two profiles over the rich cluster's features."""
+    rng = random.Random(seed * 104729 + 3)
+    profiles = []
+    for number in range(rng.choice([1, 1, 2])):
+        names = rng.sample(RICH_PLUGINS, rng.randint(1, 3))
+        if "HighNodeUtilization" in names and "LowNodeUtilization" in names:
+            names.remove("HighNodeUtilization")
+        plugins: Obj = {"filter": {"enabled": ["DefaultEvictor"]}, "preEvictionFilter": {"enabled": ["DefaultEvictor"]}}
+        config: list[Obj] = [{"name": "DefaultEvictor", "args": _rich_evictor_args(rng)}]
+        for name in names:
+            point = "deschedule" if name == "RemoveFailedPods" else PLUGINS[name][0]
+            plugins.setdefault(point, {"enabled": []})["enabled"].append(name)
+            config.append({"name": name, "args": _rich_plugin_args(rng, name, namespace)})
+        profiles.append({"name": f"profile-{number}", "pluginConfig": config, "plugins": plugins})
+    policy: Obj = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": profiles}
+    for key, chance, values in (("maxNoOfPodsToEvictPerNode", 0.3, (1, 2, 3)),
+                                ("maxNoOfPodsToEvictPerNamespace", 0.2, (1, 2, 4)),
+                                ("maxNoOfPodsToEvictTotal", 0.2, (1, 3, 6))):
+        if rng.random() < chance:
+            policy[key] = rng.choice(values)
+    if rng.random() < 0.15:
+        policy["nodeSelector"] = rng.choice(["disk=ssd", "disk in (ssd,hdd)"])
+    return policy

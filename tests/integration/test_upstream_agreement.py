@@ -24,13 +24,14 @@ from typing import Any
 
 import pytest
 from playbook import run_tasks
-from random_clusters import load_cluster, random_cluster, random_policy
+from random_clusters import load_cluster, load_rich_cluster, random_cluster, random_policy, rich_cluster, rich_policy
 from upstream_descheduler import UpstreamEviction, build_descheduler, dry_run_cycles
 
 
-def seeds_from_environment(default: range = range(16)) -> range:
-    """UPSTREAM_AGREEMENT_SEEDS="16-59" compares other clusters than the suite's default 16."""
-    wanted = os.environ.get("UPSTREAM_AGREEMENT_SEEDS", "")
+def seeds_from_environment(default: range = range(16), variable: str = "UPSTREAM_AGREEMENT_SEEDS") -> range:
+    """UPSTREAM_AGREEMENT_SEEDS="16-59" compares other clusters than the suite's default 16 (likewise
+    UPSTREAM_AGREEMENT_RICH_SEEDS for the rich clusters)."""
+    wanted = os.environ.get(variable, "")
     if not wanted:
         return default
     first, _dash, last = wanted.partition("-")
@@ -38,6 +39,7 @@ def seeds_from_environment(default: range = range(16)) -> range:
 
 
 SEEDS = seeds_from_environment()
+RICH_SEEDS = seeds_from_environment(range(6), "UPSTREAM_AGREEMENT_RICH_SEEDS")
 UPSTREAM_RUNS = 6  # dry-run cycles of the real descheduler per cluster
 SAMPLES = 200  # enough that a pod tied with 20 others shows up in some sample (1 - 0.95^200)
 
@@ -76,10 +78,29 @@ def describe(runs: list[list[UpstreamEviction]], plan: dict, policy: dict) -> st
 @pytest.mark.parametrize("seed", SEEDS)
 def test_plan_is_one_the_descheduler_can_produce(kube: Any, api_client: Any, namespace: str, tmp_path: Path,
                                                  descheduler_binary: Path, seed: int) -> None:
+    skip_without_own_control_plane(kube)
+    load_cluster(kube, api_client, random_cluster(seed, namespace))
+    assert_agreement(kube, tmp_path, descheduler_binary, random_policy(seed), seed)
+
+
+@pytest.mark.parametrize("seed", RICH_SEEDS)
+def test_plan_is_one_the_descheduler_can_produce_on_rich_clusters(kube: Any, api_client: Any, namespace: str,
+                                                                  tmp_path: Path, descheduler_binary: Path,
+                                                                  seed: int) -> None:
+    """Two labelled namespaces, cordoned and NotReady nodes, soft taints, bare and Failed pods, priorities, PVCs,
+    PDBs, init containers, CrashLoopBackOff, start times and the eviction annotations, under policies of one or
+    two profiles with podProtections or the legacy evictor flags and the plugins' scope and state arguments."""
+    skip_without_own_control_plane(kube)
+    load_rich_cluster(kube, api_client, rich_cluster(seed, namespace), namespace)
+    assert_agreement(kube, tmp_path, descheduler_binary, rich_policy(seed, namespace), seed)
+
+
+def skip_without_own_control_plane(kube: Any) -> None:
     if getattr(kube, "is_emulator", False) or getattr(kube, "is_external", False):
         pytest.skip("needs the suite's control plane: the random cluster's nodes are the whole cluster")
-    load_cluster(kube, api_client, random_cluster(seed, namespace))
-    policy = random_policy(seed)
+
+
+def assert_agreement(kube: Any, tmp_path: Path, descheduler_binary: Path, policy: dict, seed: int) -> None:
     plan = plan_with_samples(kube, tmp_path, policy, seed)
     assert not plan["errors"], plan["errors"]
     runs = dry_run_cycles(descheduler_binary, kube.kubeconfig, policy, tmp_path / "upstream", UPSTREAM_RUNS)
