@@ -64,3 +64,18 @@ def test_a_collector_disabled_before_stays_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_objects_the_caller_froze_stay_frozen() -> None:
+    frozen_before = gc.get_freeze_count()
+    kept = [[index] for index in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen >= frozen_before + 100
+        with gc_paused():
+            more = [[index] for index in range(1000)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+    assert len(kept) + len(more) == 1100
