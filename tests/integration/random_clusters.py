@@ -242,10 +242,14 @@ def _rich_template(rng: random.Random, app: str, priority_class: str) -> Obj:
     return template
 
 
+def _timestamp(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
 def _rich_status(rng: random.Random, spec: Obj, now: float) -> Obj:
     status = running_status(rng)
     age = NOW_MINUS[rng.choice(sorted(NOW_MINUS))]
-    status["startTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - age))
+    status["startTime"] = _timestamp(now - age)
     container = status["containerStatuses"][0]
     if container["restartCount"] >= 5 and rng.random() < 0.5:
         container["ready"] = False
@@ -261,7 +265,7 @@ def _rich_status(rng: random.Random, spec: Obj, now: float) -> Obj:
 
 def _failed_bare_pod(rng: random.Random, name: str, namespace: str, node: str, now: float) -> Obj:
     reason = rng.choice(["Error", "OOMKilled"])
-    status: Obj = {"phase": "Failed", "startTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 7200)),
+    status: Obj = {"phase": "Failed", "startTime": _timestamp(now - 7200),
                    "containerStatuses": [{"name": "app", "ready": False, "restartCount": 0, "image": "app",
                                           "imageID": "", "state": {"terminated": {
                                               "exitCode": 137 if reason == "OOMKilled" else 1, "reason": reason}}}]}
