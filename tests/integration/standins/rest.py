@@ -154,7 +154,7 @@ def install_crds(rest: Rest, crds: Iterable[dict[str, Any]], timeout: float = 60
         url = path(CRD_API, "customresourcedefinitions", name=crd["metadata"]["name"])
         existing = rest.get(url)
         if existing is not None and existing["metadata"].get("deletionTimestamp"):
-            wait_until(lambda u=url: rest.get(u) is None, timeout, what=f"{url} to finish terminating")
+            wait_crd_gone(rest, url, timeout, what=f"{url} to finish terminating")
             existing = None
         if existing is None and rest.create_if_absent(path(CRD_API, "customresourcedefinitions"), crd) is not None:
             created.append(crd["metadata"]["name"])
@@ -168,4 +168,42 @@ def remove_crds(rest: Rest, names: Iterable[str], timeout: float = 60.0) -> None
     for url in urls:
         rest.delete(url)
     for url in urls:
-        wait_until(lambda u=url: rest.get(u) is None, timeout, what=f"{url} to be deleted")
+        wait_crd_gone(rest, url, timeout, what=f"{url} to be deleted")
+
+
+# The API server's CRD finalizer deletes a CRD's objects before the CRD. When its first list meets a watch cache that
+# is still starting (a CRD nobody has read yet: "storage is (re)initializing", KEP-4568), it records
+# InstanceDeletionFailed and can sit for minutes before it retries (seen here: over two minutes, and a CI teardown
+# timed out on it). Any update of the CRD requeues it at once, so the wait touches an annotation while that condition
+# shows. Only the finalizer's timing changes: the objects still go first.
+FINALIZER_REQUEUE_ANNOTATION = "descheduler-fleet.test/requeue-finalizer"
+FINALIZER_REQUEUE_AFTER = 5.0
+
+
+def wait_crd_gone(rest: Rest, url: str, timeout: float, what: str) -> None:
+    """Wait until the CRD at `url` is gone, requeueing a stalled finalizer; the timeout names its Terminating
+    condition."""
+    deadline = time.monotonic() + timeout
+    next_requeue = time.monotonic() + FINALIZER_REQUEUE_AFTER
+    crd = rest.get(url)
+    while crd is not None:
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}: {terminating_condition(crd)}")
+        if time.monotonic() >= next_requeue and finalizer_stalled(crd):
+            rest.merge_patch(url, {"metadata": {"annotations": {FINALIZER_REQUEUE_ANNOTATION: str(time.time())}}})
+            next_requeue = time.monotonic() + FINALIZER_REQUEUE_AFTER
+        time.sleep(0.1)
+        crd = rest.get(url)
+
+
+def terminating_condition(crd: dict[str, Any]) -> str:
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    found = [c for c in conditions if c.get("type") == "Terminating"]
+    if not found:
+        return "no Terminating condition yet"
+    return f"Terminating={found[0].get('status')} ({found[0].get('reason')}: {found[0].get('message')})"
+
+
+def finalizer_stalled(crd: dict[str, Any]) -> bool:
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Terminating" and c.get("reason") == "InstanceDeletionFailed" for c in conditions)
