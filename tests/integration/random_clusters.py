@@ -173,8 +173,8 @@ def random_policy(seed: int) -> Obj:
 # ---- rich clusters and policies: more of what the descheduler reads -------------------------------------------------
 # Two namespaces with labels, cordoned and NotReady nodes, PreferNoSchedule taints, bare Running and Failed pods,
 # priorities, PVC volumes, PDBs, init containers, CrashLoopBackOff, start times, the evict and prefer-no-eviction
-# annotations; policies with one or two profiles, podProtections or the legacy DefaultEvictor bools, and the
-# plugins' namespace, label and state arguments (test_upstream_agreement's rich seeds).
+# annotations, DaemonSet and StatefulSet pods; policies with one or two profiles, podProtections or the legacy
+# DefaultEvictor bools, and the plugins' namespace, label and state arguments (test_upstream_agreement's rich seeds).
 
 SOFT_TAINT = {"key": "soft", "value": "yes", "effect": "PreferNoSchedule"}
 EVICT = "descheduler.alpha.kubernetes.io/evict"
@@ -311,6 +311,11 @@ def rich_cluster(seed: int, namespace: str) -> dict[str, list[Obj]]:
             budgets.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
                             "metadata": {"name": app, "namespace": app_namespace},
                             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}}})
+    controllers: list[Obj] = []
+    if rng.random() < 0.5:
+        controllers.append(_daemon_set(rng, namespace, names, now, pods))
+    if rng.random() < 0.5:
+        controllers.append(_stateful_set(rng, rng.choice([namespace, other]), priority_class, names, now, pods))
     bare = []
     for index in range(rng.randint(1, 3)):
         if rng.random() < 0.6:
@@ -329,29 +334,76 @@ def rich_cluster(seed: int, namespace: str) -> dict[str, list[Obj]]:
         "priority_classes": [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                               "metadata": {"name": priority_class}, "value": 1000}],
         "nodes": nodes, "pods": pods + bare, "budgets": budgets, "replica_sets": replica_sets,
+        "controllers": controllers,
     }
+
+
+def _daemon_set(rng: random.Random, namespace: str, nodes: list[str], now: float, pods: list[Obj]) -> Obj:
+    """A node agent: one Running pod on every node (it tolerates every taint, as agents do), then its DaemonSet,
+    which adopts them and, with a pod on each node it would run on, creates none. OnDelete: it never replaces
+    them. The default evictor never evicts its pods; the utilization plugins count their requests."""
+    template = {"metadata": {"labels": {"app": "agent", "tier": "web"}},
+                "spec": {"tolerations": [{"operator": "Exists"}], "containers": [
+                    {"name": "app", "image": "registry.example/agent:1",
+                     "resources": {"requests": {"cpu": rng.choice(["50m", "100m", "300m"]), "memory": "64Mi"}}}]}}
+    for index, node in enumerate(nodes):
+        spec = {**template["spec"], "nodeName": node}
+        pods.append({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": f"agent-{index}", "namespace": namespace,
+                                  "labels": dict(template["metadata"]["labels"])},
+                     "spec": spec, "status": _rich_status(rng, spec, now)})
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": namespace},
+            "spec": {"selector": {"matchLabels": {"app": "agent"}}, "updateStrategy": {"type": "OnDelete"},
+                     "template": template}}
+
+
+def _stateful_set(rng: random.Random, namespace: str, priority_class: str, nodes: list[str], now: float,
+                  pods: list[Obj]) -> Obj:
+    """Pods db-0..db-N-1 with the identity a StatefulSet controller gives them (hostname, subdomain, pod-name
+    and pod-index labels: it would otherwise try to rewrite them), then the StatefulSet, which adopts them and,
+    with every ordinal present, creates none. Parallel and OnDelete: it never waits on or replaces them."""
+    template = _rich_template(rng, "db", priority_class)
+    replicas = rng.randint(1, 3)
+    for ordinal in range(replicas):
+        name = f"db-{ordinal}"
+        spec = {**template["spec"], "nodeName": rng.choice(nodes), "hostname": name, "subdomain": "db"}
+        labels = {**template["metadata"]["labels"], "statefulset.kubernetes.io/pod-name": name,
+                  "apps.kubernetes.io/pod-index": str(ordinal)}
+        metadata: Obj = {"name": name, "namespace": namespace, "labels": labels}
+        if template["metadata"].get("annotations"):
+            metadata["annotations"] = dict(template["metadata"]["annotations"])
+        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
+                     "status": _rich_status(rng, spec, now)})
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": namespace},
+            "spec": {"serviceName": "db", "replicas": replicas, "podManagementPolicy": "Parallel",
+                     "updateStrategy": {"type": "OnDelete"}, "selector": {"matchLabels": {"app": "db"}},
+                     "template": template}}
 
 
 def load_rich_cluster(kube: Any, api_client: Any, cluster: dict[str, list[Obj]], namespace: str,
                       timeout: float = 60.0) -> None:
-    """Label the test's namespace (team=a), create the objects, and wait until every Running pod with a
-    ReplicaSet is owned by it (Failed pods are inactive: a ReplicaSet does not adopt them; bare ones stay bare)."""
+    """Label the test's namespace (team=a), create the objects, and wait until every pod but the bare ones is
+    owned by its ReplicaSet, DaemonSet or StatefulSet (Failed pods are all bare: controllers do not adopt them)."""
     from kubernetes import client
 
     kube.patch("Namespace", None, namespace, {"metadata": {"labels": {"team": "a"}}})
-    for group in ("namespaces", "priority_classes", "nodes", "pods", "budgets", "replica_sets"):
+    for group in ("namespaces", "priority_classes", "nodes", "pods", "budgets", "replica_sets", "controllers"):
         kube.load(cluster[group])
     core = client.CoreV1Api(api_client)
-    wanted = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in cluster["pods"]
-              if p["metadata"]["labels"].get("app") != "bare"}
+    owner_kinds = {"agent": "DaemonSet", "db": "StatefulSet"}
+    wanted = {(p["metadata"]["namespace"], p["metadata"]["name"]): owner_kinds.get(p["metadata"]["labels"]["app"],
+                                                                                   "ReplicaSet")
+              for p in cluster["pods"] if p["metadata"]["labels"].get("app") != "bare"}
     deadline = time.monotonic() + timeout
     while True:
-        owned = {(p.metadata.namespace, p.metadata.name) for ns in {k[0] for k in wanted}
-                 for p in core.list_namespaced_pod(ns).items if p.metadata.owner_references}
-        if wanted <= owned:
+        owned = {(p.metadata.namespace, p.metadata.name): p.metadata.owner_references[0].kind
+                 for ns in {k[0] for k in wanted} for p in core.list_namespaced_pod(ns).items
+                 if p.metadata.owner_references}
+        if all(owned.get(key) == kind for key, kind in wanted.items()):
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"{len(wanted & owned)} of {len(wanted)} pods adopted by their ReplicaSets")
+            adopted = sum(owned.get(key) == kind for key, kind in wanted.items())
+            raise AssertionError(f"{adopted} of {len(wanted)} pods adopted by their controllers: {owned}")
         time.sleep(0.3)
 
 
@@ -442,7 +494,8 @@ def _rich_evictor_args(rng: random.Random) -> Obj:
     args: Obj = {"nodeFit": rng.random() < 0.4}
     if rng.random() < 0.3:  # podProtections: the deprecated bools must then stay unset
         protections: Obj = {}
-        disabled = [p for p in ("PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods") if rng.random() < 0.5]
+        disabled = [p for p in ("PodsWithLocalStorage", "SystemCriticalPods", "FailedBarePods", "DaemonSetPods")
+                    if rng.random() < 0.5]
         enabled = [p for p in ("PodsWithPVC", "PodsWithoutPDB") if rng.random() < 0.2]
         if disabled:
             protections["defaultDisabled"] = disabled
@@ -452,7 +505,8 @@ def _rich_evictor_args(rng: random.Random) -> Obj:
             args["podProtections"] = protections
     else:
         for flag, chance in (("evictLocalStoragePods", 0.4), ("evictSystemCriticalPods", 0.3), ("ignorePvcPods", 0.15),
-                             ("evictFailedBarePods", 0.5), ("ignorePodsWithoutPDB", 0.1)):
+                             ("evictFailedBarePods", 0.5), ("ignorePodsWithoutPDB", 0.1),
+                             ("evictDaemonSetPods", 0.3)):
             if rng.random() < chance:
                 args[flag] = True
     for key, chance, draw in (

@@ -87,9 +87,10 @@ def test_plan_is_one_the_descheduler_can_produce(kube: Any, api_client: Any, nam
 def test_plan_is_one_the_descheduler_can_produce_on_rich_clusters(kube: Any, api_client: Any, namespace: str,
                                                                   tmp_path: Path, descheduler_binary: Path,
                                                                   seed: int) -> None:
-    """Two labelled namespaces, cordoned and NotReady nodes, soft taints, bare and Failed pods, priorities, PVCs,
-    PDBs, init containers, CrashLoopBackOff, start times and the eviction annotations, under policies of one or
-    two profiles with podProtections or the legacy evictor flags and the plugins' scope and state arguments."""
+    """Two labelled namespaces, cordoned and NotReady nodes, soft taints, bare and Failed pods, DaemonSet and
+    StatefulSet pods, priorities, PVCs, PDBs, init containers, CrashLoopBackOff, start times and the eviction
+    annotations, under policies of one or two profiles with podProtections or the legacy evictor flags and the
+    plugins' scope and state arguments."""
     skip_without_own_control_plane(kube)
     load_rich_cluster(kube, api_client, rich_cluster(seed, namespace), namespace)
     assert_agreement(kube, tmp_path, descheduler_binary, rich_policy(seed, namespace), seed)
