@@ -2,12 +2,15 @@
 
 Dry-run semantics: an evicted pod disappears from every later view in the same cycle, and is never placed elsewhere;
 in a sampled cycle whose order lags (sampling.Order.lag_window) the latest evictions before a plugin starts are
-still in its views, as when the descheduler's informers have not caught up with them.
+still in its views, as when the descheduler's informers have not caught up with them. The DefaultEvictor's
+minReplicas count reads the same informer through an index, at any time: in a lagging cycle it still counts the
+latest evictions, the plugin's own included.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Iterable, Optional
+from collections import deque
+from typing import Any, Callable, Collection, Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
     R_NODE_FIT,
@@ -51,6 +54,8 @@ class CycleState:
         self.errors: list[dict] = []
         self.warnings: list[str] = []
         self.owner_counts = dict(snapshot.owner_uid_counts)
+        # the latest evictions, newest last, which a lagging cycle's informer index has not caught up with
+        self.recent_evictions: deque[int] = deque(maxlen=order.lag_window or 1)
         self.ready_nodes = [n for n in snapshot.sorted_nodes() if n.ready]
         self.plugin_notes: dict[str, dict] = {}
         # what a plugin keeps for the rest of the cycle (e.g. LoadAware's over-target nodes, read by its filter)
@@ -92,6 +97,7 @@ class PluginHandle:
         window = state.order.lag_window
         self.still_listed: frozenset[int] = frozenset(list(state.evicted)[-window:]) if window else frozenset()
         self._fit_candidates: Optional[list[Node]] = None
+        self._owner_counts_lag = bool(window) and evictor.min_replicas > 1  # filter() is hot: decide once
 
     @property
     def nodes(self) -> list[Node]:
@@ -121,12 +127,25 @@ class PluginHandle:
 
     def filter(self, pod: Pod, record: bool = True) -> bool:
         """The profile's Filter (DefaultEvictor.Filter), recording why a pod is protected."""
-        reason = self.evictor.filter_reason(pod, self.state.owner_counts)
+        counts = self.owner_counts_for(pod) if self._owner_counts_lag else self.state.owner_counts
+        reason = self.evictor.filter_reason(pod, counts)
         if reason is not None:
             if record:
                 self.spare(pod, reason)
             return False
         return True
+
+    def owner_counts_for(self, pod: Pod) -> Mapping[str, int]:
+        """The pods per owner UID the minReplicas check reads for ``pod``: in a lagging cycle the index still holds
+        the latest evictions (seen on the real descheduler: LowNodeUtilization evicted a replica on one node and,
+        on the next, still counted it and evicted a second one under minReplicas)."""
+        state = self.state
+        if not self._owner_counts_lag or len(pod.owners) != 1:
+            return state.owner_counts
+        uid = pod.owners[0].uid
+        pods = state.snapshot.pods
+        unseen = sum(1 for index in state.recent_evictions if any(ref.uid == uid for ref in pods[index].owners))
+        return {uid: state.owner_counts.get(uid, 0) + unseen} if unseen else state.owner_counts
 
     def pre_evict(self, pod: Pod, record: bool = True) -> bool:
         """The profile's PreEvictionFilter: nodeFit over the whole cluster, then namespaceLabelSelector."""
@@ -182,6 +201,7 @@ class PluginHandle:
         }
         state.evictions.append(entry)
         state.evicted[pod.index] = entry
+        state.recent_evictions.append(pod.index)
         self.evicted_count += 1
         return EVICTED
 

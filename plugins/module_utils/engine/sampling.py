@@ -31,10 +31,11 @@ default. A sampling ``Order`` draws, from a seeded generator, the order a fresh 
 A sampling ``Order`` also draws (on its own generator, so the orders above stay as they were) whether this cycle's
 views lag: with a ``lag_window`` of W, a plugin's listings (and the node usage the utilization plugins count) still
 hold the W latest pods evicted before it started, the ones the informers may not have caught up with (a second
-eviction of such a pod fails, as upstream's does with NotFound); without it, as in the deterministic order, an
-evicted pod disappears from every later view. Half the sampled cycles lag, by 1 to 3 evictions: how often and how
-far the race goes on a real cluster is not known, so frequencies of evictions that depend on it are estimates,
-while the possible evictions cover the outcomes seen on the real descheduler.
+eviction of such a pod fails, as upstream's does with NotFound), and DefaultEvictor's minReplicas count still holds
+the W latest evictions at the moment it filters (framework.PluginHandle.owner_counts_for); without it, as in the
+deterministic order, an evicted pod disappears from every later view. Half the sampled cycles lag, by 1 to 3
+evictions: how often and how far the race goes on a real cluster is not known, so frequencies of evictions that
+depend on it are estimates, while the possible evictions cover the outcomes seen on the real descheduler.
 
 ``sample_cycles`` runs the cycle once per sample on the same snapshot and policy and tallies, per pod, the share of
 cycles that evicted it.

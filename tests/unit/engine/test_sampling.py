@@ -476,6 +476,37 @@ def test_each_possible_eviction_names_every_plugin_that_took_it():
         assert f"{entry['profile']}/{entry['plugin']}" in entry["sampled_plugins"]
 
 
+def min_replicas_cluster() -> list[dict]:
+    """Two replicas of "web" at 60% cpu, one on n1 and one on n2; n3-n5 empty. Either node's eviction is enough to
+    count it as balanced only for that node, so LowNodeUtilization tries both."""
+    nodes = [build_node(name, 1000, 10**9, 10) for name in ("n1", "n2", "n3", "n4", "n5")]
+    return nodes + [rs_pod("web-0", "n1", cpu=600, rs="web"), rs_pod("web-1", "n2", cpu=600, rs="web")]
+
+
+def min_replicas_policy() -> dict:
+    args = {"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 50}}
+    return policy(("LowNodeUtilization", "balance", args), evictor_args={"minReplicas": 2})
+
+
+def test_min_replicas_may_still_count_a_replica_evicted_just_before():
+    """Seen on the real descheduler (test_upstream_agreement, rich seed 34): minReplicas counts an owner's pods in
+    the informer's index, which may not have caught up with the eviction made a moment earlier. Without the lag the
+    second replica is protected (1 left < 2); with it, both go."""
+    states = sampled_states(min_replicas_cluster(), min_replicas_policy(), samples=60, seed=5)
+    counts = {sampling.order_for_sample(index, 5).evictions_lag: set() for index in range(60)}
+    for index, state in enumerate(states):
+        lag = sampling.order_for_sample(index, 5).evictions_lag
+        counts[lag].add(len(state.evictions))
+        if not lag:
+            assert len(state.evictions) == 1
+            assert "fewer replicas than minReplicas" in state.spared.by_reason
+    assert counts[False] == {1} and 2 in counts[True]
+    plan = compute_plan(min_replicas_cluster(), min_replicas_policy(), NOW, samples=60, seed=5)
+    assert len(plan["evictions"]) == 1  # the plan itself is the deterministic cycle
+    assert plan["sampling"]["evictions_per_cycle"]["max"] == 2
+    assert set(frequencies(plan)) == {"web-0", "web-1"}
+
+
 def restarts_then_utilization_cluster() -> list[dict]:
     """n1 at 90% cpu: three 300m replicas of different owners, two restarting; n2 empty."""
     def restarting(pod: dict) -> None:
