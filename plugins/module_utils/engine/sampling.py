@@ -33,9 +33,11 @@ views lag: with a ``lag_window`` of W, a plugin's listings (and the node usage t
 hold the W latest pods evicted before it started, the ones the informers may not have caught up with (a second
 eviction of such a pod fails, as upstream's does with NotFound), and DefaultEvictor's minReplicas count still holds
 the W latest evictions at the moment it filters (framework.PluginHandle.owner_counts_for); without it, as in the
-deterministic order, an evicted pod disappears from every later view. Half the sampled cycles lag, by 1 to 3
-evictions: how often and how far the race goes on a real cluster is not known, so frequencies of evictions that
-depend on it are estimates, while the possible evictions cover the outcomes seen on the real descheduler.
+deterministic order, an evicted pod disappears from every later view. Half the sampled cycles lag, by 1 to 12
+evictions or by all of them (the real descheduler was seen still counting the 6 pods PodLifeTime had just
+evicted, in half of its runs on one cluster): how often and how far the race goes on a real cluster is not known,
+so frequencies of evictions that depend on it are estimates, while the possible evictions cover the outcomes seen
+on the real descheduler.
 
 ``sample_cycles`` runs the cycle once per sample on the same snapshot and policy and tallies, per pod, the share of
 cycles that evicted it.
@@ -60,7 +62,8 @@ GO_MAP_FIRST_TABLE = 16  # slots of the table a small map grows into
 GO_MAP_MAX_TABLE = 1024  # slots; past 7/8 of it Go splits the map into several tables (modelled as any order)
 GO_INSERTION_SORT_MAX = 12  # sort.Slice (pdqsort) insertion-sorts inputs up to this length
 LAGGING_SHARE = 0.5  # sampled cycles whose later plugins still list the pods evicted just before them
-LAG_WINDOWS = (1, 2, 3)  # how many of the latest evictions those plugins still list
+# how many of the latest evictions those plugins still list; the last: every eviction of the cycle so far
+LAG_WINDOWS = (1, 2, 3, 4, 6, 8, 12, 10**9)
 
 
 class Order:
