@@ -477,8 +477,8 @@ def test_each_possible_eviction_names_every_plugin_that_took_it():
 
 
 def min_replicas_cluster() -> list[dict]:
-    """Two replicas of "web" at 60% cpu, one on n1 and one on n2; n3-n5 empty. Either node's eviction is enough to
-    count it as balanced only for that node, so LowNodeUtilization tries both."""
+    """Two replicas of "web" at 60% cpu, one on n1 and one on n2; n3-n5 empty. Each of n1 and n2 is over the 50%
+    target until its replica goes, so LowNodeUtilization tries to evict both."""
     nodes = [build_node(name, 1000, 10**9, 10) for name in ("n1", "n2", "n3", "n4", "n5")]
     return nodes + [rs_pod("web-0", "n1", cpu=600, rs="web"), rs_pod("web-1", "n2", cpu=600, rs="web")]
 
@@ -505,6 +505,37 @@ def test_min_replicas_may_still_count_a_replica_evicted_just_before():
     assert len(plan["evictions"]) == 1  # the plan itself is the deterministic cycle
     assert plan["sampling"]["evictions_per_cycle"]["max"] == 2
     assert set(frequencies(plan)) == {"web-0", "web-1"}
+
+
+def long_lag_cluster() -> list[dict]:
+    """n1: five old 100m pods (PodLifeTime's) and a young 400m one, 90% cpu; n2 empty. Once the old pods are gone n1
+    is at 40%, under the 80% target; it is over it only while LowNodeUtilization still counts 5 of them."""
+    def old(pod: dict) -> None:
+        set_rs_owner(pod, pod["metadata"]["name"], f"{pod['metadata']['name']}-uid")
+        set_creation(pod, "2026-11-20T12:00:00Z")
+
+    def young(pod: dict) -> None:
+        set_rs_owner(pod, "young", "young-uid")
+        set_creation(pod, NOW)
+
+    nodes = [build_node(name, 1000, 10**9, 20) for name in ("n1", "n2")]
+    return nodes + [build_pod(f"old-{i}", 100, 0, "n1", old) for i in range(5)] + [build_pod("young", 400, 0, "n1",
+                                                                                             young)]
+
+
+def test_a_plugin_may_still_count_every_pod_the_previous_one_evicted():
+    """Seen on the real descheduler (rich seed 81, 3 runs of 6): LowNodeUtilization still counted all 6 pods
+    PodLifeTime had evicted just before it. Cycles whose views lag by 5 or more evict the young pod too."""
+    document = policy(("PodLifeTime", "deschedule", {"maxPodLifeTimeSeconds": 3600}),
+                      ("LowNodeUtilization", "balance", {"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 80}}))
+    states = sampled_states(long_lag_cluster(), document, samples=40, seed=2)
+    windows = [sampling.order_for_sample(index, 2).lag_window for index in range(40)]
+    for window, state in zip(windows, states, strict=True):
+        names = sorted(e["name"] for e in state.evictions)
+        assert names == sorted([f"old-{i}" for i in range(5)] + (["young"] if window >= 5 else []))
+    assert any(window >= 5 for window in windows)
+    plan = compute_plan(long_lag_cluster(), document, NOW, samples=40, seed=2)
+    assert plan["sampling"]["evictions_per_cycle"]["max"] == 6
 
 
 def restarts_then_utilization_cluster() -> list[dict]:
