@@ -95,22 +95,36 @@ def load_cluster(kube: Any, api_client: Any, cluster: tuple[list[Obj], list[Obj]
                  timeout: float = 60.0) -> None:
     """Create the objects, then wait until every pod is owned by its ReplicaSet (the descheduler's default
     evictor never evicts a pod without an owner)."""
-    from kubernetes import client
-
     nodes, pods, replica_sets = cluster
     kube.load(nodes)
     kube.load(pods)
     kube.load(replica_sets)
-    namespace = pods[0]["metadata"]["namespace"]
+    wait_until_adopted(api_client, {pod_key(p): "ReplicaSet" for p in pods}, timeout)
+
+
+def pod_key(pod: Obj) -> tuple[str, str]:
+    return pod["metadata"]["namespace"], pod["metadata"]["name"]
+
+
+def wait_until_adopted(api_client: Any, owners: dict[tuple[str, str], str | None], timeout: float) -> None:
+    """Wait until the namespaces of `owners` ((namespace, name) -> the kind of the pod's controller, None for a bare
+    pod) hold exactly those pods, each owned as named: a controller that adopted none, or made pods of its own,
+    would change the cluster that the plan and the descheduler see."""
+    from kubernetes import client
+
     core = client.CoreV1Api(api_client)
+    namespaces = sorted({namespace for namespace, _name in owners})
     deadline = time.monotonic() + timeout
     while True:
-        listed = core.list_namespaced_pod(namespace).items
-        owned = [p for p in listed if p.metadata.owner_references]
-        if len(listed) == len(pods) and len(owned) == len(pods):
+        listed = {(p.metadata.namespace, p.metadata.name):
+                  p.metadata.owner_references[0].kind if p.metadata.owner_references else None
+                  for namespace in namespaces for p in core.list_namespaced_pod(namespace).items}
+        if listed == owners:
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"{len(owned)} of {len(pods)} pods adopted ({len(listed)} pods in {namespace})")
+            wrong = sorted(key for key in owners.keys() & listed.keys() if owners[key] != listed[key])
+            raise AssertionError(f"pods not as generated after {timeout:g}s: missing {sorted(owners.keys() - listed)}, "
+                                 f"unexpected {sorted(listed.keys() - owners)}, not (yet) owned as expected {wrong}")
         time.sleep(0.3)
 
 
@@ -296,13 +310,7 @@ def rich_cluster(seed: int, namespace: str) -> dict[str, list[Obj]]:
         template = _rich_template(rng, app, priority_class)
         replicas = rng.randint(1, 6)
         for replica in range(replicas):
-            spec = {**template["spec"], "nodeName": rng.choice(names)}
-            metadata = {"name": f"{app}-{replica}", "namespace": app_namespace,
-                        "labels": dict(template["metadata"]["labels"])}
-            if template["metadata"].get("annotations"):
-                metadata["annotations"] = dict(template["metadata"]["annotations"])
-            pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
-                         "status": _rich_status(rng, spec, now)})
+            pods.append(_template_pod(rng, template, f"{app}-{replica}", app_namespace, rng.choice(names), now))
         replica_sets.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
                              "metadata": {"name": app, "namespace": app_namespace, "labels": {"app": app}},
                              "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": app}},
@@ -338,6 +346,19 @@ def rich_cluster(seed: int, namespace: str) -> dict[str, list[Obj]]:
     }
 
 
+def _template_pod(rng: random.Random, template: Obj, name: str, namespace: str, node: str, now: float,
+                  identity: Obj | None = None, labels: Obj | None = None) -> Obj:
+    """A Running pod of a workload's template, bound to `node`, with the template's labels (plus `labels`) and
+    annotations and `identity` added to its spec."""
+    spec = {**template["spec"], "nodeName": node, **(identity or {})}
+    metadata: Obj = {"name": name, "namespace": namespace,
+                     "labels": {**template["metadata"]["labels"], **(labels or {})}}
+    if template["metadata"].get("annotations"):
+        metadata["annotations"] = dict(template["metadata"]["annotations"])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
+            "status": _rich_status(rng, spec, now)}
+
+
 def _daemon_set(rng: random.Random, namespace: str, nodes: list[str], now: float, pods: list[Obj]) -> Obj:
     """A node agent: one Running pod on every node (it tolerates every taint, as agents do), then its DaemonSet,
     which adopts them and, with a pod on each node it would run on, creates none. OnDelete: it never replaces
@@ -347,11 +368,7 @@ def _daemon_set(rng: random.Random, namespace: str, nodes: list[str], now: float
                     {"name": "app", "image": "registry.example/agent:1",
                      "resources": {"requests": {"cpu": rng.choice(["50m", "100m", "300m"]), "memory": "64Mi"}}}]}}
     for index, node in enumerate(nodes):
-        spec = {**template["spec"], "nodeName": node}
-        pods.append({"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": f"agent-{index}", "namespace": namespace,
-                                  "labels": dict(template["metadata"]["labels"])},
-                     "spec": spec, "status": _rich_status(rng, spec, now)})
+        pods.append(_template_pod(rng, template, f"agent-{index}", namespace, node, now))
     return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": namespace},
             "spec": {"selector": {"matchLabels": {"app": "agent"}}, "updateStrategy": {"type": "OnDelete"},
                      "template": template}}
@@ -366,14 +383,10 @@ def _stateful_set(rng: random.Random, namespace: str, priority_class: str, nodes
     replicas = rng.randint(1, 3)
     for ordinal in range(replicas):
         name = f"db-{ordinal}"
-        spec = {**template["spec"], "nodeName": rng.choice(nodes), "hostname": name, "subdomain": "db"}
-        labels = {**template["metadata"]["labels"], "statefulset.kubernetes.io/pod-name": name,
-                  "apps.kubernetes.io/pod-index": str(ordinal)}
-        metadata: Obj = {"name": name, "namespace": namespace, "labels": labels}
-        if template["metadata"].get("annotations"):
-            metadata["annotations"] = dict(template["metadata"]["annotations"])
-        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
-                     "status": _rich_status(rng, spec, now)})
+        pods.append(_template_pod(rng, template, name, namespace, rng.choice(nodes), now,
+                                  identity={"hostname": name, "subdomain": "db"},
+                                  labels={"statefulset.kubernetes.io/pod-name": name,
+                                          "apps.kubernetes.io/pod-index": str(ordinal)}))
     return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": namespace},
             "spec": {"serviceName": "db", "replicas": replicas, "podManagementPolicy": "Parallel",
                      "updateStrategy": {"type": "OnDelete"}, "selector": {"matchLabels": {"app": "db"}},
@@ -382,29 +395,15 @@ def _stateful_set(rng: random.Random, namespace: str, priority_class: str, nodes
 
 def load_rich_cluster(kube: Any, api_client: Any, cluster: dict[str, list[Obj]], namespace: str,
                       timeout: float = 60.0) -> None:
-    """Label the test's namespace (team=a), create the objects, and wait until every pod but the bare ones is
-    owned by its ReplicaSet, DaemonSet or StatefulSet (Failed pods are all bare: controllers do not adopt them)."""
-    from kubernetes import client
-
+    """Label the test's namespace (team=a), create the objects, and wait until the namespaces hold exactly the
+    generated pods, each but the bare ones owned by its ReplicaSet, DaemonSet or StatefulSet (Failed pods are all
+    bare: controllers do not adopt them)."""
     kube.patch("Namespace", None, namespace, {"metadata": {"labels": {"team": "a"}}})
     for group in ("namespaces", "priority_classes", "nodes", "pods", "budgets", "replica_sets", "controllers"):
         kube.load(cluster[group])
-    core = client.CoreV1Api(api_client)
-    owner_kinds = {"agent": "DaemonSet", "db": "StatefulSet"}
-    wanted = {(p["metadata"]["namespace"], p["metadata"]["name"]): owner_kinds.get(p["metadata"]["labels"]["app"],
-                                                                                   "ReplicaSet")
-              for p in cluster["pods"] if p["metadata"]["labels"].get("app") != "bare"}
-    deadline = time.monotonic() + timeout
-    while True:
-        owned = {(p.metadata.namespace, p.metadata.name): p.metadata.owner_references[0].kind
-                 for ns in {k[0] for k in wanted} for p in core.list_namespaced_pod(ns).items
-                 if p.metadata.owner_references}
-        if all(owned.get(key) == kind for key, kind in wanted.items()):
-            return
-        if time.monotonic() > deadline:
-            adopted = sum(owned.get(key) == kind for key, kind in wanted.items())
-            raise AssertionError(f"{adopted} of {len(wanted)} pods adopted by their controllers: {owned}")
-        time.sleep(0.3)
+    owner_kinds = {"bare": None, "agent": "DaemonSet", "db": "StatefulSet"}
+    wait_until_adopted(api_client, {pod_key(p): owner_kinds.get(p["metadata"]["labels"]["app"], "ReplicaSet")
+                                    for p in cluster["pods"]}, timeout)
 
 
 def _scope(rng: random.Random, namespace: str, args: Obj, labels: bool = True) -> Obj:
