@@ -54,13 +54,29 @@ class CycleState:
         self.errors: list[dict] = []
         self.warnings: list[str] = []
         self.owner_counts = dict(snapshot.owner_uid_counts)
-        # the latest evictions, newest last, which a lagging cycle's informer index has not caught up with
-        self.recent_evictions: deque[int] = deque(maxlen=order.lag_window or 1)
+        # a lagging cycle: the latest evictions (newest last) its informer index has not caught up with, and how many
+        # of them each owner UID has (what the minReplicas count still holds: O(1) per filtered pod)
+        self.unseen_evictions: deque[int] = deque()
+        self.unseen_by_owner: dict[str, int] = {}
         self.ready_nodes = [n for n in snapshot.sorted_nodes() if n.ready]
         self.plugin_notes: dict[str, dict] = {}
         # what a plugin keeps for the rest of the cycle (e.g. LoadAware's over-target nodes, read by its filter)
         self.plugin_state: dict[str, Any] = {}
         self.flavor = "upstream"  # "volcano": plugins behave as the Volcano descheduler's (Policy.flavor)
+
+    def record_unseen(self, pod: Pod) -> None:
+        """In a lagging cycle, ``pod`` (just evicted) joins the evictions the index has not seen; the oldest of
+        them leaves once there are ``lag_window``."""
+        window = self.order.lag_window
+        if not window:
+            return
+        unseen, by_owner = self.unseen_evictions, self.unseen_by_owner
+        if len(unseen) == window:
+            for uid in {ref.uid for ref in self.snapshot.pods[unseen.popleft()].owners}:
+                by_owner[uid] -= 1
+        unseen.append(pod.index)
+        for uid in {ref.uid for ref in pod.owners}:
+            by_owner[uid] = by_owner.get(uid, 0) + 1
 
     def pods_on_node(self, node_name: str, all_phases: bool = False,
                      still_listed: Collection[int] = ()) -> list[Pod]:
@@ -143,8 +159,7 @@ class PluginHandle:
         if not self._owner_counts_lag or len(pod.owners) != 1:
             return state.owner_counts
         uid = pod.owners[0].uid
-        pods = state.snapshot.pods
-        unseen = sum(1 for index in state.recent_evictions if any(ref.uid == uid for ref in pods[index].owners))
+        unseen = state.unseen_by_owner.get(uid, 0)
         return {uid: state.owner_counts.get(uid, 0) + unseen} if unseen else state.owner_counts
 
     def pre_evict(self, pod: Pod, record: bool = True) -> bool:
@@ -201,7 +216,7 @@ class PluginHandle:
         }
         state.evictions.append(entry)
         state.evicted[pod.index] = entry
-        state.recent_evictions.append(pod.index)
+        state.record_unseen(pod)
         self.evicted_count += 1
         return EVICTED
 
