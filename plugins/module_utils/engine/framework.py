@@ -114,6 +114,7 @@ class PluginHandle:
         self.still_listed: frozenset[int] = frozenset(list(state.evicted)[-window:]) if window else frozenset()
         self._fit_candidates: Optional[list[Node]] = None
         self._owner_counts_lag = bool(window) and evictor.min_replicas > 1  # filter() is hot: decide once
+        self._still_listed_by_node: Optional[dict[str, list[Pod]]] = None
 
     @property
     def nodes(self) -> list[Node]:
@@ -134,9 +135,14 @@ class PluginHandle:
     def still_listed_on(self, node_name: str) -> list[Pod]:
         """In a lagging cycle, the live pods of the node that earlier plugins evicted and this plugin's views still
         hold (what a usage count taken from those views includes); none otherwise."""
-        pods = self.state.snapshot.pods
-        return [pods[index] for index in self.still_listed
-                if pods[index].node_name == node_name and not pods[index].is_terminal()]
+        if self._still_listed_by_node is None:  # grouped once: a plugin asks for every node, the window may be all
+            pods = self.state.snapshot.pods
+            by_node: dict[str, list[Pod]] = {}
+            for index in self.still_listed:
+                if not pods[index].is_terminal():
+                    by_node.setdefault(pods[index].node_name, []).append(pods[index])
+            self._still_listed_by_node = by_node
+        return self._still_listed_by_node.get(node_name, [])
 
     def spare(self, pod: Pod, reason: str) -> None:
         self.state.spared.add(pod, reason)
