@@ -29,7 +29,10 @@ demo: venv
 	$(BIN)/ansible-playbook -i examples/inventory.yml playbooks/dry_run.yml -e dry_run_fail_on_cluster_error=true
 	@echo "Reports: examples/out/<cluster>/plan.{json,md,html} and examples/out/fleet-summary.{md,html}"
 
-test: lint unit integration sanity compat package
+# Every stage in order (venv, lint, unit, integration, sanity, compat, package), the cold Go builds started in the
+# background first; prints each stage's time at the end (tests/run_all.sh).
+test:
+	bash tests/run_all.sh
 
 # awx.awx, for the syntax check and lint of examples/awx/configure.yml: Galaxy is not reachable from CI, the `ansible`
 # package on PyPI carries the collection. Only awx.awx is unpacked (next to our collection link); nothing is installed.
@@ -57,8 +60,10 @@ unit: venv
 # The integration tests run on a real kube-apiserver + kube-controller-manager + etcd built from Go sources
 # (tests/controlplane/build.sh: cached per machine, see README.md "Tests"; TEST_BACKEND=emulator skips it), and
 # the upstream descheduler the plans are compared with (tests/upstream/build.sh, same libraries and cache).
+# INTEGRATION_WORKERS pytest-xdist workers, each with a control plane of its own (see README.md "Tests").
+INTEGRATION_WORKERS ?= 3
 integration: venv controlplane
-	$(BIN)/pytest -q tests/integration
+	$(BIN)/pytest -q -n $(INTEGRATION_WORKERS) --dist loadgroup tests/integration
 
 controlplane:
 	@if [ "$${TEST_BACKEND:-}" != emulator ] && [ -z "$${TEST_KUBECONFIG:-}" ]; then \

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# `make test`: every stage of the test suite, in order, stopping at the first that fails:
+#   venv, lint, unit, integration, sanity, compat, package
+# The Go builds the integration tests need (tests/controlplane/build.sh, then tests/upstream/build.sh: minutes on a
+# cold machine, mostly module downloads and compiling) start first, in the background, while the venv, lint and
+# unit stages run; the integration stage waits for them. Each stage's wall time is printed at the end, whether the
+# run passed or not, and the Go build's own output is in build/go-build.log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MAKE="${MAKE:-make}"
+mkdir -p build
+
+summary=()
+run_started=$(date +%s)
+
+print_summary() {
+    local line
+    echo
+    echo "== stage times (wall clock) =="
+    for line in "${summary[@]}"; do
+        echo "  $line"
+    done
+    printf '  %-22s %6ss\n' "total" "$(( $(date +%s) - run_started ))"
+}
+trap print_summary EXIT
+
+# run_stage NAME COMMAND...: runs the command, records its time and outcome; a failure ends the run.
+run_stage() {
+    local name="$1" started status
+    shift
+    started=$(date +%s)
+    echo "== $name =="
+    "$@"
+    status=$?
+    local outcome="ok"
+    [ "$status" -eq 0 ] || outcome="FAILED (exit $status)"
+    summary+=("$(printf '%-22s %6ss  %s' "$name" "$(( $(date +%s) - started ))" "$outcome")")
+    [ "$status" -eq 0 ] || exit "$status"
+}
+
+go_build_pid=""
+go_build_started=$(date +%s)
+if [ "${TEST_BACKEND:-}" != emulator ] && [ -z "${TEST_KUBECONFIG:-}" ]; then
+    rm -f build/go-build.finished
+    ( bash tests/controlplane/build.sh >/dev/null && bash tests/upstream/build.sh >/dev/null \
+        && date +%s >build/go-build.finished ) >build/go-build.log 2>&1 &
+    go_build_pid=$!
+fi
+
+wait_for_go_build() {
+    [ -n "$go_build_pid" ] || return 0
+    if ! wait "$go_build_pid"; then
+        echo "the Go builds failed; the end of build/go-build.log:" >&2
+        tail -n 40 build/go-build.log >&2
+        return 1
+    fi
+    summary+=("$(printf '%-22s %6ss  %s' "(go builds, background)" \
+                "$(( $(cat build/go-build.finished) - go_build_started ))" "beside venv, lint and unit")")
+}
+
+run_stage venv "$MAKE" --no-print-directory venv
+run_stage lint "$MAKE" --no-print-directory lint
+run_stage unit "$MAKE" --no-print-directory unit
+run_stage "wait for go builds" wait_for_go_build
+run_stage integration "$MAKE" --no-print-directory integration
+run_stage sanity "$MAKE" --no-print-directory sanity
+run_stage compat "$MAKE" --no-print-directory compat
+run_stage package "$MAKE" --no-print-directory package
