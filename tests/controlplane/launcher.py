@@ -18,6 +18,8 @@ kube-controller-manager, and no etcd of its own; stop it before the plane that r
 
 from __future__ import annotations
 
+import os
+import random
 import socket
 import ssl
 import subprocess
@@ -52,10 +54,37 @@ def build_binaries() -> Path:
     return Path(completed.stdout.strip().splitlines()[-1])
 
 
+# Ports for the servers a test session starts, below Linux's ephemeral range (32768-60999 by default), so no client
+# connection of this or another process can take one between the probe and the server's bind; each pytest-xdist
+# worker (PYTEST_XDIST_WORKER=gw<N>) probes its own block, so parallel workers never pick the same port.
+PORT_BLOCK_BASE, PORT_BLOCK_SIZE, PORT_BLOCKS = 20000, 1500, 8
+_next_port: list[int] = []
+
+
+def _port_block() -> range:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) % PORT_BLOCKS if worker[2:].isdigit() else 0
+    start = PORT_BLOCK_BASE + index * PORT_BLOCK_SIZE
+    return range(start, start + PORT_BLOCK_SIZE)
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A port of this worker's block that nothing holds, handed out in turn (a stopped server's port is not
+    offered again until the block wraps). Starts at a random place in the block, so two sessions on one machine
+    rarely probe the same ports."""
+    block = _port_block()
+    if not _next_port:
+        _next_port.append(block.start + random.randrange(block.stop - block.start))
+    for _attempt in range(len(block)):
+        port = _next_port[0]
+        _next_port[0] = block.start + (port + 1 - block.start) % len(block)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ControlPlaneError(f"no free port in {block.start}-{block.stop - 1}")
 
 
 def write_kubeconfig(path: Path, server: str, ca: Path | None, client: Pair | None, context: str = CONTEXT) -> Path:

@@ -105,6 +105,21 @@ def wait_for(condition: Callable[[], Any], timeout: float = 60, interval: float 
         time.sleep(interval)
 
 
+def wait_until_pods_are_older_than(pods: list[dict[str, Any]], seconds: float) -> None:
+    """Return once every pod is more than `seconds` old, for any reader of its creationTimestamp (which the API
+    server truncates to the second, so a pod may read up to a second older than it is) and however whole seconds
+    are counted (upstream's PodLifeTime evicts when int(age) > maxPodLifeTimeSeconds): waits until the newest
+    timestamp is `seconds` + 1.5 s behind the wall clock, so both a plan and a later descheduler cycle see every
+    pod past the threshold, whatever the speed of the machine."""
+    stamps = [datetime.strptime(p["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+              for p in pods]
+    if not stamps:
+        return
+    remaining = (max(stamps) - datetime.now(UTC)).total_seconds() + seconds + 1.5
+    if remaining > 0:
+        time.sleep(remaining)
+
+
 def ready_replicas(kube: Any, namespace: str, app: str, replicas: int) -> list[dict[str, Any]]:
     """Wait until `replicas` pods of `app` run and are Ready; returns them."""
     def ready() -> list[dict[str, Any]] | None:

@@ -3,9 +3,11 @@
 The control plane in tests/controlplane runs no kubelet and, unless asked, no scheduler. This stand-in watches
 every pod through the real API server with the `kubernetes` client and:
 
-- binds a pending pod that names no node to the ready, schedulable node with the fewest pods that matches its
-  nodeSelector and whose NoSchedule/NoExecute taints it tolerates (the tie goes to the first name): a simple
-  first fit, not the scheduler's scoring - tests that care about placement run kube-scheduler;
+- binds a pending pod that names no node and asks for `default-scheduler` to the ready, schedulable node with
+  the fewest pods that matches its nodeSelector and whose NoSchedule/NoExecute taints it tolerates (the tie goes
+  to the first name): a simple first fit, not the scheduler's scoring - tests that care about placement run
+  kube-scheduler. Pods naming another scheduler stay Pending, as on a cluster where nobody serves that name,
+  until the test (or its own kube-scheduler) binds them;
 - marks a bound pod Running and Ready, with a running status for each container, as a kubelet would once its
   containers started; a pod annotated `NEVER_READY` (`kubelet-standin.descheduler.fleet/never-ready: "true"`, e.g.
   on a ReplicaSet's template) is marked Running but never Ready, as with a readiness probe that keeps failing;
@@ -114,11 +116,6 @@ class KubeletStandIn:
         self._thread.join(timeout=10)
         self.logs.stop()
 
-    def leave_scheduling_to(self, *scheduler_names: str) -> None:
-        """Pods naming one of these schedulers (a kube-scheduler a test started) are not bound by the stand-in."""
-        with self._lock:
-            self._schedulers_running.update(scheduler_names)
-
     def hands_off(self, namespace: str, name: str) -> None:
         with self._lock:
             self._hands_off_names.add((namespace, name))
@@ -188,9 +185,10 @@ class KubeletStandIn:
             if self._is_hands_off(metadata):
                 return
             if not spec.get("nodeName"):
+                scheduler = spec.get("schedulerName", DEFAULT_SCHEDULER)
                 with self._lock:
-                    scheduled_elsewhere = spec.get("schedulerName", DEFAULT_SCHEDULER) in self._schedulers_running
-                if not scheduled_elsewhere:
+                    ours = scheduler == DEFAULT_SCHEDULER and scheduler not in self._schedulers_running
+                if ours:
                     self._bind(pod)
                 return
             status = pod.get("status") or {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 
 def descendants(pid: int) -> list[int]:
@@ -37,3 +38,32 @@ def kill_tree(pid: int) -> None:
             os.kill(target, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def module_process(pid: int, module: str) -> int | None:
+    """The process of the Ansible module `module` (its AnsiballZ payload) below ``pid``, if one runs."""
+    marker = f"AnsiballZ_{module}".encode()
+    for child in descendants(pid):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker in command and not command.startswith(b"/bin/sh"):
+            return child
+    return None
+
+
+def holds_open(pid: int, path: str | Path) -> bool:
+    """Whether process ``pid`` has ``path`` open (read from /proc/<pid>/fd)."""
+    wanted = os.path.realpath(path)
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for descriptor in descriptors:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{descriptor}") == wanted:
+                return True
+        except OSError:
+            continue
+    return False

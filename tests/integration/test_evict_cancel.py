@@ -29,9 +29,9 @@ from evict_helpers import (
     wait_for,
 )
 from playbook import ansible_env, executable, run_tasks
-from process_tree import descendants
+from process_tree import module_process
 
-FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 5, "replacement_timeout": 20}
+FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
 NODES = ("worker-1", "worker-2", "worker-3")
 PODS = 6
 DETECTION = 0.5  # seconds from SIGINT to ansible-playbook until the module may still start a request
@@ -64,17 +64,7 @@ def start_playbook(directory: Path, task: dict[str, Any]) -> subprocess.Popen:
 
 def module_pid(playbook: subprocess.Popen) -> int:
     """The evict module's process below a running ansible-playbook."""
-    def find() -> int | None:
-        for pid in descendants(playbook.pid):
-            try:
-                command = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"AnsiballZ_evict" in command and not command.startswith(b"/bin/sh"):
-                return pid
-        return None
-
-    return wait_for(find, timeout=60, what="the evict module process")
+    return wait_for(lambda: module_process(playbook.pid, "evict"), timeout=120, what="the evict module process")
 
 
 def running(pid: int) -> bool:

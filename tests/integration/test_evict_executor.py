@@ -42,7 +42,7 @@ from evict_helpers import (
 
 ONE_HOUR_LATER = calendar.timegm((2026, 1, 1, 1, 0, 0))
 # replacement_timeout: on the control plane a replacement is created, bound and started by three components.
-FAST = {"poll_interval": 0.05, "retry_delay": 0.05, "timeout": 3.0, "replacement_timeout": 30.0}
+FAST = {"poll_interval": 0.05, "retry_delay": 0.05, "timeout": 120.0, "replacement_timeout": 120.0}
 
 
 # ---- pure parts ---------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from evict_helpers import namespace_object, node, plan_of
 from playbook import run_tasks
 from standins.kubevirt import KubeVirt
 
-FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 5}
+FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120}
 NODES = ("worker-1", "worker-2", "worker-3")
 
 

@@ -30,9 +30,9 @@ from evict_helpers import (
     wait_for,
 )
 from playbook import ansible_env, executable, run_tasks
-from process_tree import descendants, kill_tree
+from process_tree import holds_open, kill_tree, module_process
 
-FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 5, "replacement_timeout": 20}
+FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
 NODES = ("worker-1", "worker-2", "worker-3")
 QUIET = {"max_in_flight": 1, "max_unavailable": "none", "wait_for_replacements": False}
 MICRO_TIME = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -75,14 +75,7 @@ def journal_events(path: Path, event: str) -> list[dict[str, Any]]:
 
 def module_started(playbook: subprocess.Popen) -> bool:
     """Whether the evict module process runs below ``playbook`` (ansible's own start-up can take seconds)."""
-    for pid in descendants(playbook.pid):
-        try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"AnsiballZ_evict" in command and not command.startswith(b"/bin/sh"):
-            return True
-    return False
+    return module_process(playbook.pid, "evict") is not None
 
 
 def web(kube: Any, namespace: str, replicas: int) -> dict[str, Any]:
@@ -176,8 +169,9 @@ def test_lock_timeout_waits_for_the_holder_and_zero_fails_at_once(
 
         waiting = start_playbook(tmp_path / "waits", evict_task(cluster, plan=plan, journal=str(journal),
                                                                 lock_timeout=60))
-        wait_for(lambda: module_started(waiting), timeout=60, what="the second run's module")
-        time.sleep(8)  # the module process is up; on a loaded machine it may take seconds to reach the lock
+        # the module opens the lock file, then polls it: once it has it open it is waiting for the lock
+        wait_for(lambda: (pid := module_process(waiting.pid, "evict")) and holds_open(pid, f"{journal}.lock"),
+                 timeout=120, what="the second run's module to open the journal's lock file")
         assert evicted_uids(cluster, namespace, plan) == set(), "nothing happens while the lock is held"
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)

@@ -31,7 +31,7 @@ from kubelet_standin import NEVER_READY
 from playbook import ansible_env, executable, run_tasks
 from process_tree import kill_tree
 
-FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 5, "replacement_timeout": 20}
+FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
 NODES = ("worker-1", "worker-2", "worker-3", "worker-4")
 
 
@@ -314,7 +314,7 @@ def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(kube: Any, tm
         # cancelled playbook whose module survives is test_evict_cancel.py's case)
         kill_tree(first.pid)
         first.wait()
-    wait_for(lambda: recorder.evicted, timeout=5, what="the proxy to record the answer it passed on")
+    wait_for(lambda: recorder.evicted, timeout=60, what="the proxy to record the answer it passed on")
     assert len(recorder.evicted) == 1
     process, results = run_tasks(tmp_path, [evict_task(kube, plan=plan, journal=str(journal),
                                                        max_unavailable="none", wait_for_replacements=False)])

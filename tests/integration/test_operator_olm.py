@@ -37,7 +37,7 @@ def operator_task(kube: Any, register: str, *, check: bool = False, diff: bool =
     task: dict[str, Any] = {
         "name": f"operator ({register})",
         "descheduler.fleet.operator": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
-                                       "wait_timeout": 30, "wait_sleep": 1, **options},
+                                       "wait_timeout": 120, "wait_sleep": 1, **options},
         "register": register,
     }
     if check:
@@ -314,7 +314,7 @@ def test_timeout_names_the_state_it_saw_and_slow_csv_is_awaited(kube: Any, start
     worker = threading.Thread(target=operator_lifecycle_manager, daemon=True)
     worker.start()
     try:
-        awaited = run(tmp_path, operator_task(kube, "again", wait_timeout=30))["again"]
+        awaited = run(tmp_path, operator_task(kube, "again", wait_timeout=300))["again"]
     finally:
         stop.set()
         worker.join()

@@ -46,7 +46,7 @@ class Fleet:
         # The real control plane's controllers take a few seconds to roll out the operator: waits of a minute. The
         # garbage collector can take a minute to resolve owners of a kind whose CRD is seconds old: two for removals.
         hosts = {name: {"descheduler_fleet_connection": {"kubeconfig": str(c.kubeconfig), "context": c.context},
-                        "install_wait_sleep": 1, "install_wait_timeout": 60,
+                        "install_wait_sleep": 1, "install_wait_timeout": 120,
                         "uninstall_wait_sleep": 1, "uninstall_wait_timeout": 120}
                  for name, c in self.clusters.items()}
         path = self.tmp_path / "inventory.yml"

@@ -44,7 +44,7 @@ def upstream_task(target: dict[str, Any], register: str, *, check: bool = False,
         "name": f"upstream descheduler ({register})",
         "descheduler.fleet.operator": {
             "kubeconfig": str(kube.kubeconfig), "context": kube.context, "flavor": "upstream", "state": state,
-            "wait": target["wait"], "wait_timeout": 20, "wait_sleep": 1,
+            "wait": target["wait"], "wait_timeout": 120, "wait_sleep": 1,
             "upstream": {"name": target["name"], "namespace": target["namespace"], **upstream},
         },
         "register": register,

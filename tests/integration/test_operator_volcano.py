@@ -67,7 +67,7 @@ def volcano_task(target: dict[str, Any], register: str, *, check: bool = False, 
     kube = target["kube"]
     options: dict[str, Any] = {
         "kubeconfig": str(kube.kubeconfig), "context": kube.context, "flavor": "volcano", "state": state,
-        "wait": target["wait"], "wait_timeout": 20, "wait_sleep": 1,
+        "wait": target["wait"], "wait_timeout": 120, "wait_sleep": 1,
         "volcano": {"name": target["name"], "namespace": target["namespace"], **volcano},
     }
     if scheduler is not None:

@@ -246,6 +246,30 @@ def _bound_node(api_client: Any, namespace: str, name: str) -> str:
     raise AssertionError(f"the real kube-scheduler did not bind {namespace}/{name} within {BIND_TIMEOUT} s")
 
 
+def _let_the_scheduler_catch_up(api_client: Any, plane: Any, namespace: str, prefix: str, scheduler_name: str,
+                                nodes: list[dict]) -> None:
+    """Return once kube-scheduler has seen every node and pod created so far (and the deletions of earlier tests'
+    nodes): a node created after them and a pod only that node takes. Each of the scheduler's informers receives
+    one resource's events in the order the API server wrote them, so once it bound that pod, its node informer
+    has had every earlier node event and its pod informer every earlier pod. The sentinel node has none of the
+    labels the test's pods select or spread over, and is appended to `nodes` for the test's cleanup."""
+    from kubernetes import client
+
+    name = f"{prefix}-sentinel"
+    capacity = {"cpu": "1", "memory": "1Gi", "pods": "10"}
+    sentinel = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"sentinel": prefix}},
+                "status": {"capacity": capacity, "allocatable": capacity,
+                           "conditions": [{"type": "Ready", "status": "True"}]}}
+    client.CoreV1Api(api_client).create_node(sentinel)
+    nodes.append(sentinel)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sentinel", "namespace": namespace},
+           "spec": {"schedulerName": scheduler_name, "nodeSelector": {"sentinel": prefix},
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [{"name": "c", "image": "registry.local/preview/sentinel:v1"}]}}
+    _create(api_client, plane, [pod])
+    _bound_node(api_client, namespace, "sentinel")
+
+
 def _preview(api_client: Any, prefix: str, namespace: str, pending: dict, storage: list[dict]) -> Any:
     """Our placement of the pending pod on what the API server holds for this test's nodes and pods."""
     from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
@@ -282,16 +306,32 @@ def _preview(api_client: Any, prefix: str, namespace: str, pending: dict, storag
     return schedule(profile, SchedPod(Pod(pending), extract_extras(pending)), cluster, StaticCache())
 
 
+def _scheduling_outcome(api_client: Any, namespace: str, name: str) -> Any:
+    """The pod once kube-scheduler decided: bound, or marked PodScheduled=False (Unschedulable) after a failed
+    attempt."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    deadline = time.monotonic() + BIND_TIMEOUT
+    while time.monotonic() < deadline:
+        pod = core.read_namespaced_pod(name, namespace)
+        conditions = {c.type: c for c in pod.status.conditions or []}
+        scheduled = conditions.get("PodScheduled")
+        if pod.spec.node_name or (scheduled and scheduled.status == "False" and scheduled.reason == "Unschedulable"):
+            return pod
+        time.sleep(0.2)
+    raise AssertionError(f"kube-scheduler neither bound {namespace}/{name} nor marked it unschedulable within "
+                         f"{BIND_TIMEOUT} s")
+
+
 def _assert_real_scheduler_agrees(api_client: Any, plane: Any, namespace: str, pending: dict, expected: Any,
                                   label: str) -> None:
     """Create the pending pod: the real scheduler must bind it to one of the preview's tied best nodes, or leave it
     pending when the preview found no node."""
-    from kubernetes import client
 
     _create(api_client, plane, [pending])
     if expected.node is None:
-        time.sleep(5)
-        pod = client.CoreV1Api(api_client).read_namespaced_pod("pending", namespace)
+        pod = _scheduling_outcome(api_client, namespace, "pending")
         assert not pod.spec.node_name, (f"{label}: the preview said unschedulable ({expected.reason}), "
                                         f"kube-scheduler bound it to {pod.spec.node_name}")
         return
@@ -311,7 +351,7 @@ def test_real_scheduler_binds_to_one_of_the_tied_best_nodes(plane: Any, schedule
     nodes, pods = random_cluster(rng, prefix, namespace)
     _create(api_client, plane, nodes + pods)
     try:
-        time.sleep(2)  # the scheduler's informers see the bound pods before the pending one arrives
+        _let_the_scheduler_catch_up(api_client, plane, namespace, prefix, profile, nodes)
         pending = pending_pod(rng, namespace, profile, prefix)
         volumes = volume_objects(rng, nodes, namespace, prefix)
         storage = _bound_claims(api_client, plane, volumes)
@@ -354,7 +394,9 @@ def test_a_local_volume_keeps_the_pod_on_its_busier_node(plane: Any, scheduler: 
     _create(api_client, plane, nodes + [load])
     try:
         storage = _bound_claims(api_client, plane, volumes)
-        time.sleep(2)  # the scheduler's informers see the bound pod and the volume first
+        # the volume and claim need no wait: until the scheduler's informers have them it cannot place the pod,
+        # and their arrival retries it
+        _let_the_scheduler_catch_up(api_client, plane, namespace, prefix, "preview-default", nodes)
         pending = _pod("pending", namespace, {"cpu": "500m", "memory": "512Mi"}, "db", spec={
             "schedulerName": "preview-default", "nodeSelector": {"preview": prefix},
             "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]})
@@ -387,7 +429,7 @@ def test_the_node_holding_the_image_wins_between_equal_nodes(plane: Any, schedul
              for name, warm in ((f"{prefix}-cold", False), (f"{prefix}-warm", True))]
     _create(api_client, plane, nodes)
     try:
-        time.sleep(2)  # the scheduler's informers see the nodes first
+        _let_the_scheduler_catch_up(api_client, plane, namespace, prefix, "preview-default", nodes)
         pending = _pod("pending", namespace, {"cpu": "500m", "memory": "512Mi"}, "db",
                        spec={"schedulerName": "preview-default", "nodeSelector": {"preview": prefix}})
         pending["spec"]["containers"][0]["image"] = f"{image}:v1"
@@ -554,7 +596,7 @@ def test_real_scheduler_agrees_on_rich_random_clusters(plane: Any, scheduler: An
     nodes, pods = rich_cluster(rng, prefix, namespace)
     _create(api_client, plane, nodes + pods)
     try:
-        time.sleep(2)  # the scheduler's informers see the bound pods before the pending one arrives
+        _let_the_scheduler_catch_up(api_client, plane, namespace, prefix, profile, nodes)
         pending = rich_pending_pod(rng, namespace, profile, prefix)
         expected = _preview(api_client, prefix, namespace, pending, [])
         _assert_real_scheduler_agrees(api_client, plane, namespace, pending, expected, f"seed {seed} {profile}")

@@ -168,8 +168,8 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                 "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "load", "labels": {"app": "load"}},
                 "spec": {"nodeName": busy, "containers": [{"name": "c", "image": PAUSE_IMAGE, "resources": {
                     "requests": {"cpu": "3", "memory": "6Gi"}}}]}})
-            # a ReplicaSet's pod, bound here as a scheduler would (its schedulerName keeps the kubelet stand-in, which
-            # binds first fit, away; the plan is given that scheduler's configuration)
+            # a ReplicaSet's pod, bound here as a scheduler would (the kubelet stand-in binds only pods asking for
+            # default-scheduler, so this one waits for the test; the plan is given that scheduler's configuration)
             apps.create_namespaced_replica_set(namespace, {
                 "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "db"},
                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "db"}}, "template": {

@@ -131,7 +131,7 @@ def trimaran(prometheus: dict[str, Any], **changes: Any) -> dict[str, Any]:
 
 def task(kube: Any, register: str, *, check: bool = False, diff: bool = False,
          ignore_errors: bool = False, **options: Any) -> dict:
-    body = {"kubeconfig": str(kube.kubeconfig), "context": kube.context, "wait_timeout": 60, "wait_sleep": 1,
+    body = {"kubeconfig": str(kube.kubeconfig), "context": kube.context, "wait_timeout": 120, "wait_sleep": 1,
             **options}
     if options.get("state") != "absent":
         body.setdefault("scheduler_image", IMAGE)

@@ -27,7 +27,7 @@ PLAYBOOK = REPO / "playbooks" / "secondary_scheduler.yml"
 def inventory(kube: Any, tmp_path: Path, metrics: dict[str, Any], **variables: Any) -> Path:
     host = {"descheduler_fleet_connection": {"kubeconfig": str(kube.kubeconfig), "context": kube.context},
             "secondary_scheduler_image": IMAGE, "secondary_scheduler_trimaran": trimaran(metrics),
-            "secondary_scheduler_wait_timeout": 60, "secondary_scheduler_wait_sleep": 1, **variables}
+            "secondary_scheduler_wait_timeout": 120, "secondary_scheduler_wait_sleep": 1, **variables}
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump({"clusters": {"hosts": {"c1": host}}}))
     return path

@@ -24,8 +24,8 @@ UNINSTALL = REPO / "playbooks" / "uninstall.yml"
 def inventory(place: dict[str, Any], tmp_path: Path, scheduler_conf: str) -> Path:
     kube = place["kube"]
     host = {"descheduler_fleet_connection": {"kubeconfig": str(kube.kubeconfig), "context": kube.context},
-            "install_flavor": "volcano", "install_wait": place["wait"], "install_wait_timeout": 20,
-            "install_wait_sleep": 1, "uninstall_wait_timeout": 60, "uninstall_wait_sleep": 1,
+            "install_flavor": "volcano", "install_wait": place["wait"], "install_wait_timeout": 120,
+            "install_wait_sleep": 1, "uninstall_wait_timeout": 120, "uninstall_wait_sleep": 1,
             "install_volcano": {"name": place["name"], "namespace": place["namespace"], "policy": POLICY},
             "install_volcano_scheduler_config": scheduler_conf}
     path = tmp_path / "inventory.yml"
