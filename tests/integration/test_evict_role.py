@@ -103,13 +103,16 @@ def test_check_mode_needs_no_confirmation_and_changes_nothing(
         "name": "old", "pluginConfig": [{"name": "PodLifeTime", "args": {
             "maxPodLifeTimeSeconds": 1, "namespaces": {"include": ["c1", "c2"]}}}],
         "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
-    pods = kube.list("pods")
+    def fleet_pods() -> list[dict[str, Any]]:  # not all namespaces: an earlier test's may still be terminating
+        return kube.list("pods", "c1") + kube.list("pods", "c2")
+
+    pods = fleet_pods()
     before = {p["metadata"]["uid"] for p in pods}
     recorder = eviction_recorder(kube)
     wait_until_pods_are_older_than(pods, 1)  # maxPodLifeTimeSeconds
     process = play(fleet, tmp_path, "--check", evict_plan_source="compute", evict_policy=policy)
     assert process.returncode == 0, process.stdout[-5000:]
-    assert {p["metadata"]["uid"] for p in kube.list("pods")} == before
+    assert {p["metadata"]["uid"] for p in fleet_pods()} == before
     assert recorder.requests and all(r.dry_run for r in recorder.requests)
     fleet_result = json.loads((fleet["reports"] / "fleet-evict-result.json").read_text())
     # both inventory hosts are the same API server: each plan holds the six pods of c1 and c2
