@@ -220,8 +220,22 @@ options:
   cluster_name:
     description: Name of the cluster, shown in reports.
     type: str
+  expected_cluster_uid:
+    description:
+      - The UID of the C(kube-system) namespace of the cluster this run must act on (C(kubectl get namespace
+        kube-system -o jsonpath='{.metadata.uid}')). When the connection reaches another cluster, the run fails
+        before its first eviction, naming both.
+      - Whatever this is set to, a plan made on another cluster (its RV(cluster_identity)) and a journal written
+        on another cluster are refused the same way.
+    type: str
 notes:
-  - "RBAC: C(create) on C(pods/eviction); C(get) on C(pods) and C(list) on C(pods) in the namespaces concerned;
+  - "Before the first eviction (in check mode too) the module reads the cluster's identity (an API server that
+    cannot be reached or rejects the credentials fails the task there, with one error naming it), compares it with
+    the plan's, the journal's and O(expected_cluster_uid), and asks the API server (SelfSubjectAccessReview)
+    whether the user may create C(pods/eviction) in every namespace of the plan. Any of these failing fails the
+    task with nothing evicted."
+  - "RBAC: C(get) on the C(kube-system) namespace (the cluster's identity); C(create) on C(pods/eviction); C(get)
+    on C(pods) and C(list) on C(pods) in the namespaces concerned;
     C(get) on C(replicasets), C(statefulsets), C(daemonsets); for KubeVirt C(get) on C(virtualmachineinstances),
     C(list) on C(virtualmachineinstancemigrations) and cluster-wide C(list) on C(kubevirts)."
   - A run can be long; use C(async)/C(poll) on the task when it may exceed the connection's timeouts.
@@ -275,6 +289,18 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster_identity:
+  description: The cluster the run acted on (or, in check mode, would have), read before anything else.
+  returned: when the cluster was reached
+  type: dict
+  contains:
+    uid:
+      description: The UID of its C(kube-system) namespace.
+      type: str
+    server:
+      description: The API server URL of the connection.
+      type: str
+  sample: {uid: 5c2f0d4e-8a1b-4b7e-9f3a-2d6c1e0b9a87, server: "https://api.prod-1.example.com:6443"}
 changed:
   description: Whether a pod was evicted or a VM migration started by this run (in check mode, whether one would be).
   returned: always
@@ -334,13 +360,14 @@ failures:
   returned: always
   type: int
 stopped:
-  description: Whether the run stopped early - the failure budget was exceeded, it was cancelled, or it lost its
-    Lease (the task then fails).
+  description: Whether the run stopped early - the failure budget was exceeded, the API server stopped answering,
+    it was cancelled, or it lost its Lease (the task then fails). A run that did not stop but in which some pods
+    failed and none was evicted fails too.
   returned: always
   type: bool
 stop_reason:
-  description: Why the run stopped early - C(failure_budget), C(cancelled) or C(lease_lost) - or C(null) when it did
-    not.
+  description: Why the run stopped early - C(failure_budget), C(unreachable) (at the first connection failure),
+    C(cancelled) or C(lease_lost) - or C(null) when it did not.
   returned: always
   type: str
 stop_message:
@@ -362,7 +389,8 @@ journal:
   returned: always
   type: dict
 input:
-  description: Where the pods came from, how many, and the plan's time and age.
+  description: Where the pods came from, how many, the plan's time and age, and the identity of the cluster the
+    plan was made on (C(plan_cluster_identity); null for a pod list, or a plan that recorded none).
   returned: always
   type: dict
 report_files:
@@ -373,6 +401,7 @@ report_files:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.result import nothing_but_failures
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.evict import run_evict
 
@@ -410,6 +439,7 @@ ARGUMENT_SPEC = dict(
     allow_vm_restart=dict(type="bool", default=False),
     report_dir=dict(type="path"),
     cluster_name=dict(type="str"),
+    expected_cluster_uid=dict(type="str"),
     lock_timeout=dict(type="float", default=0),
     lease=dict(type="dict", options=dict(
         namespace=dict(type="str", required=True),
@@ -430,6 +460,10 @@ def main() -> None:
     result = run_and_report(module, run_evict, module.params, module.check_mode)
     if result["stopped"]:
         module.fail_json(msg=result["stop_message"], **result)
+    if nothing_but_failures(result["counts"]):
+        first = next(pod for pod in result["pods"] if pod["status"] == "failed")
+        module.fail_json(msg=f"no pod was evicted: {result['counts']['failed']} failed and none succeeded; the first "
+                             f"error ({first['namespace']}/{first['name']}): {first['error']}", **result)
     for pod in result["pods"]:
         if pod["status"] == "failed":
             module.warn(f"{pod['namespace']}/{pod['name']}: {pod['error']}")

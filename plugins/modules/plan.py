@@ -173,6 +173,12 @@ options:
     description:
       - Name of the cluster, shown in reports.
     type: str
+  expected_cluster_uid:
+    description:
+      - The UID of the C(kube-system) namespace of the cluster this plan must be made on (C(kubectl get namespace
+        kube-system -o jsonpath='{.metadata.uid}')). When the connection reaches another cluster (or the snapshot
+        file holds another cluster's C(kube-system)), the task fails naming both.
+    type: str
   verify:
     description:
       - C(server) asks the API server, for each planned eviction, whether it would be allowed now - a server-side
@@ -292,6 +298,14 @@ source:
   description: Where the objects came from (snapshot path, or the cluster with each kind's list resourceVersion).
   returned: always
   type: dict
+cluster_identity:
+  description:
+    - The cluster the objects came from - the UID of its C(kube-system) namespace and, read live, the API server
+      URL. C(descheduler.fleet.evict) refuses to execute the plan on any other cluster.
+    - From a snapshot file, the UID of the file's C(kube-system) Namespace (null when it holds none) and no server.
+  returned: always
+  type: dict
+  sample: {uid: 5c2f0d4e-8a1b-4b7e-9f3a-2d6c1e0b9a87, server: "https://api.prod-1.example.com:6443"}
 errors:
   description: Plugin errors (the cycle goes on, as the descheduler's does).
   returned: always
@@ -388,6 +402,7 @@ ARGUMENT_SPEC = dict(
     page_size=dict(type="int", default=500),
     report_dir=dict(type="path"),
     cluster_name=dict(type="str"),
+    expected_cluster_uid=dict(type="str"),
     verify=dict(type="str", choices=["none", "server"], default="none"),
 )
 

@@ -153,18 +153,22 @@ def test_transient_429s_are_retried_until_the_eviction_goes_through(
 @pytest.mark.emulator(controllers=["replicaset"])
 def test_several_pdbs_on_one_pod_is_a_hard_error_for_that_pod(cluster: Any, namespace: str, tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "web", 2), pdb(namespace, "web-a", "web", max_unavailable=1),
-           pdb(namespace, "web-b", "web", max_unavailable=1))
-    pods = ready_replicas(cluster, namespace, "web", 2)
-    process, results = run_tasks(tmp_path, [evict_task(cluster, plan=plan_of(pods[:1]))])
-    succeeded(process)  # one failure is within the default failure budget
-    pod = results["result"]["pods"][0]
-    assert pod["status"] == "failed" and pod["http_status"] == 500
-    assert "more than one PodDisruptionBudget" in pod["error"]
-    assert pod["attempts"] == 1, "a 500 is never retried"
-    assert results["result"]["failures"] == 1
-    shown = " ".join((process.stdout + process.stderr).split())  # ansible-core 2.18 wraps long warnings
-    assert "more than one PodDisruptionBudget" in shown  # warned
-    assert pods[0]["metadata"]["uid"] in {p["metadata"]["uid"] for p in pods_of(cluster, namespace)}
+           pdb(namespace, "web-b", "web", max_unavailable=1), replicaset(namespace, "db", 1))
+    web, db = ready_replicas(cluster, namespace, "web", 2), ready_replicas(cluster, namespace, "db", 1)
+    (tmp_path / "mixed").mkdir()
+    process, results = run_tasks(tmp_path / "mixed", [evict_task(cluster, plan=plan_of(web[:1] + db))])
+    succeeded(process)  # one failure is within the default failure budget, and the other pod was evicted
+    failed, evicted = results["result"]["pods"]
+    assert failed["status"] == "failed" and failed["http_status"] == 500
+    assert "more than one PodDisruptionBudget" in failed["error"]
+    assert evicted["status"] == "evicted"
+
+    # a run in which that error prevented every eviction did nothing: it fails
+    process, results = run_tasks(tmp_path, [{**evict_task(cluster, plan=plan_of(web[1:])), "ignore_errors": True}])
+    result = results["result"]
+    assert result["failed"] is True and result["counts"]["failed"] == 1
+    assert result["msg"].startswith("no pod was evicted: 1 failed and none succeeded"), result["msg"]
+    assert "more than one PodDisruptionBudget" in result["msg"]
 
 
 # ---- stale plans -----------------------------------------------------------------------------------------------------

@@ -6,9 +6,9 @@ whether the API server acted, so the executor re-reads the pod instead of evicti
 
 Record fields: ``time`` (RFC 3339 UTC), ``run`` (id of the run that wrote it), ``event``, and for pod events ``key``
 (UID, or namespace/name when the UID is unknown), ``namespace``, ``name``, ``uid``, ``node``, plus details.
-Events: ``run_started``, ``requested``, ``accepted`` (the pod is being evicted), ``migration_started`` (KubeVirt
-answered "evacuation triggered"), ``outcome`` (``status`` evicted/migrated/blocked_by_pdb/skipped/failed, with
-``reason``/``error``), ``run_finished``.
+Events: ``run_started`` (with the ``cluster`` identity it ran on), ``requested``, ``accepted`` (the pod is being
+evicted), ``migration_started`` (KubeVirt answered "evacuation triggered"), ``outcome`` (``status``
+evicted/migrated/blocked_by_pdb/skipped/failed, with ``reason``/``error``), ``run_finished``.
 """
 
 from __future__ import annotations
@@ -112,6 +112,19 @@ def read_history(path: str) -> tuple[dict[str, PodHistory], int]:
             item = history.setdefault(key, PodHistory(key))
             _fold(item, entry)
     return history, runs
+
+
+def recorded_cluster(path: str) -> Optional[dict]:
+    """The cluster identity (``{"uid", "server"}``) the latest run of the journal recorded, if any."""
+    cluster = None
+    if not os.path.exists(path):
+        return cluster
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            entry = _parse(line)
+            if entry is not None and entry.get("event") == "run_started" and entry.get("cluster"):
+                cluster = entry["cluster"]
+    return cluster
 
 
 def _fold(item: PodHistory, entry: dict) -> None:

@@ -70,6 +70,13 @@ def summarise(results: list[PodResult]) -> dict:
     }
 
 
+def nothing_but_failures(counts: dict) -> bool:
+    """Errors prevented every eviction of the run: some pod failed and none was (or, in check mode, would be)
+    evicted or migrated. Such a run did nothing because of errors, and must not read as a success."""
+    done = sum(counts.get(status, 0) for status in (*DISRUPTED, WOULD_EVICT, WOULD_MIGRATE))
+    return counts.get(FAILED, 0) > 0 and done == 0
+
+
 def _durations(results: Iterable[PodResult]) -> dict:
     evictions = [r.duration_seconds for r in results if r.status in DISRUPTED and not r.resumed]
     replacements = [float(r.replacement["seconds"]) for r in results

@@ -27,13 +27,14 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.executor.worker 
 
 
 class FailureBudget:
-    """Counts failed pods; past the budget, stops the run (pods not yet started are skipped, pods already evicted
-    are still followed to their end)."""
+    """Counts failed pods; past the budget, or at once when the API server cannot be reached, stops the run (pods
+    not yet started are skipped, pods already evicted are still followed to their end)."""
 
     def __init__(self, budget: int, stop: threading.Event, gate: Gate) -> None:
         self.budget = budget
         self.failures = 0
         self.exceeded = False
+        self.unreachable: Optional[str] = None  # the first "cannot reach" error
         self._stop = stop
         self._gate = gate
         self._lock = threading.Lock()
@@ -43,14 +44,24 @@ class FailureBudget:
             self.failures += 1
             if self.failures > self.budget and not self.exceeded:
                 self.exceeded = True
-                self._stop.set()
-                self._gate.wake_all()
+                self._stop_run()
+
+    def record_unreachable(self, message: str) -> None:
+        with self._lock:
+            if self.unreachable is None:
+                self.unreachable = message
+                self._stop_run()
+
+    def _stop_run(self) -> None:
+        self._stop.set()
+        self._gate.wake_all()
 
 
 def execute(api_client: Any, targets: list[Target], options: ExecutorOptions, *,
             cancellation: Optional[Cancellation] = None, clock: Callable[[], float] = time.monotonic,
-            sleep: Callable[[float], None] = time.sleep) -> dict:
+            sleep: Callable[[float], None] = time.sleep, cluster: Optional[dict] = None) -> dict:
     """Evict (or, in check mode, dry-run) every target within the limits; returns the structured result.
+    ``cluster`` (the identity the caller checked) is recorded in the journal's ``run_started``.
 
     Once ``cancellation`` is set, no eviction starts: pods not started are skipped (``cancelled``), requests under
     way get their answer, waits for replacements and migrations are abandoned, and the journal is closed."""
@@ -64,9 +75,11 @@ def execute(api_client: Any, targets: list[Target], options: ExecutorOptions, *,
     context = RunContext(api_client=api_client, options=options, gate=gate, journal=journal,
                          tracker=ReplacementTracker(api_client, clock, sleep, cancelled=cancellation.is_set),
                          kubevirt=ClusterKubeVirt(api_client), stop=stop, clock=clock, sleep=sleep,
-                         on_failure=budget.record_failure, cancellation=cancellation)
+                         on_failure=budget.record_failure, on_unreachable=budget.record_unreachable,
+                         cancellation=cancellation)
     _count_earlier_evictions(journal, targets, gate)
-    journal.record("run_started", targets=len(targets), check_mode=options.check_mode, limits=options.limits())
+    journal.record("run_started", targets=len(targets), check_mode=options.check_mode, limits=options.limits(),
+                   cluster=cluster)
     try:
         results = _run_workers(context, targets)
     finally:
@@ -100,6 +113,9 @@ def _stop(options: ExecutorOptions, budget: FailureBudget,
     if cancellation.is_set():
         return cancellation.code, (f"{cancellation.reason}; no eviction was started after that, pods not started "
                                    "were skipped, and a rerun with the same journal resumes")
+    if budget.unreachable is not None:
+        return "unreachable", (f"the run stopped at its first connection failure: {budget.unreachable}; pods not "
+                               "started were skipped, and a rerun with the same journal resumes")
     if budget.exceeded:
         return "failure_budget", (f"failure budget exceeded: {budget.failures} pod(s) failed, failure_budget is "
                                   f"{options.failure_budget}; pods not started were skipped")

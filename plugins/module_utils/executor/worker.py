@@ -46,6 +46,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.executor.replace
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.targets import Target
 
 
+def _ignore(_message: str) -> None:
+    return None
+
+
 def _nothing() -> None:
     """The default failure hook."""
 
@@ -64,6 +68,7 @@ class RunContext:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
     on_failure: Callable[[], None] = field(default=_nothing)
+    on_unreachable: Callable[[str], None] = field(default=_ignore)  # the API server stopped answering
     cancellation: Cancellation = field(default_factory=Cancellation)
 
 
@@ -91,6 +96,8 @@ class PodWorker:
             pass
         except ClusterApiError as error:
             self._finish_quietly(outcome.FAILED, error=error.describe())
+            if error.status == 0:  # not reached: every other pod would fail the same way
+                self.ctx.on_unreachable(error.describe())
         except Exception as exc:  # a bug for one pod must not abandon the others mid-eviction
             self._finish_quietly(outcome.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
         finally:
@@ -327,6 +334,8 @@ class PodWorker:
         }
         if answer.outcome in skips:
             self._finish(outcome.SKIPPED, *skips[answer.outcome])
+        if answer.status == 0:  # the API server was not reached: every other pod would fail the same way
+            self.ctx.on_unreachable(answer.message)
         # 500 (several PDBs select the pod) and any other error: a hard failure for this pod, never retried
         self._finish(outcome.FAILED, error=answer.message)
 

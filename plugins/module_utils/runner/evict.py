@@ -1,5 +1,6 @@
-"""The flow one call of the evict module follows: read the input, check the plan's age, take the run's locks,
-execute (cancelled by a signal or the end of the playbook), release the locks, write reports."""
+"""The flow one call of the evict module follows: read the input, check the plan's age, check the cluster (it answers,
+it is the plan's, the user may evict), take the run's locks, execute (cancelled by a signal or the end of the
+playbook), release the locks, write reports."""
 
 from __future__ import annotations
 
@@ -7,12 +8,20 @@ import uuid
 from contextlib import ExitStack
 from typing import Any, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.access import Permission, denied
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
+    ClusterIdentity,
+    check_expected_uid,
+    check_same_cluster,
+    read_cluster_identity,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import (
     LEASE_LOST,
     Cancellation,
     cancel_on_signals_and_parent_exit,
     controller_command,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.journal import recorded_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.options import (
     ExecutorInputError,
     ExecutorOptions,
@@ -48,11 +57,15 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
         holder = this_holder(playbook=controller_command())
         api_client = build_api_client(params)
         try:
-            result = _execute_alone(api_client, targets, options, cancellation, holder, lock_timeout, lease_params)
+            identity = _preflight(api_client, params, plan, source, targets, options)
+            result = _execute_alone(api_client, targets, options, cancellation, holder, lock_timeout, lease_params,
+                                    identity)
         finally:
             api_client.close()
+    result["cluster_identity"] = identity.as_dict()
     result["input"] = {"source": source, "targets": len(targets),
-                       "plan_now": (plan or {}).get("now"), "plan_age_seconds": round(age, 1) if age else age}
+                       "plan_now": (plan or {}).get("now"), "plan_age_seconds": round(age, 1) if age else age,
+                       "plan_cluster_identity": (plan or {}).get("cluster_identity")}
     if params.get("cluster_name"):
         result["cluster"] = params["cluster_name"]
     if params.get("report_dir"):
@@ -62,8 +75,31 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
     return result
 
 
+def _preflight(api_client: Any, params: Mapping[str, Any], plan: Optional[dict], source: str,
+               targets: list[Target], options: ExecutorOptions) -> ClusterIdentity:
+    """Before the first eviction (check mode too): the API server answers (one error naming it if not), it is the
+    cluster the inventory pins and the one the plan and the journal were made on, and the user may evict in every
+    namespace of the plan. Raises with what was found; nothing has been done then."""
+    identity = read_cluster_identity(api_client)
+    check_expected_uid(identity, params.get("expected_cluster_uid"), "expected_cluster_uid")
+    check_same_cluster((plan or {}).get("cluster_identity"), identity, f"the plan ({source})",
+                       "Plan this cluster and execute that plan, or point the connection at the plan's cluster.")
+    if options.journal:
+        check_same_cluster(recorded_cluster(options.journal), identity, f"the journal {options.journal}",
+                           "Give each cluster its own journal (for example one per inventory host).")
+    permissions = [Permission("create", "pods", subresource="eviction", namespace=namespace)
+                   for namespace in sorted({target.namespace for target in targets})]
+    missing = denied(api_client, permissions)
+    if missing:
+        raise ExecutorInputError(f"the user of this connection may not evict pods on {identity.server}: it lacks "
+                                 f"{'; '.join(missing)}. Grant create on pods/eviction in those namespaces (and get, "
+                                 "list on pods); nothing was evicted")
+    return identity
+
+
 def _execute_alone(api_client: Any, targets: list[Target], options: ExecutorOptions, cancellation: Cancellation,
-                   holder: Holder, lock_timeout: float, lease_params: Optional[dict]) -> dict:
+                   holder: Holder, lock_timeout: float, lease_params: Optional[dict],
+                   identity: ClusterIdentity) -> dict:
     """Execute holding the journal's lock and, when asked, the cluster's Lease: the journal is read only once both
     are held, so a run that waited sees everything the previous one did. Check mode changes nothing and takes
     neither."""
@@ -79,7 +115,7 @@ def _execute_alone(api_client: Any, targets: list[Target], options: ExecutorOpti
             lease = _take_lease(api_client, lease_params, holder, lock_timeout, cancellation)
             held.callback(lease.release)
             lease.start_renewing(lambda reason: cancellation.cancel(reason, code=LEASE_LOST))
-        result = execute(api_client, targets, options, cancellation=cancellation)
+        result = execute(api_client, targets, options, cancellation=cancellation, cluster=identity.as_dict())
     result["lock"] = run_lock.as_dict() if run_lock else None
     result["lease"] = lease.as_dict() if lease else None
     return result

@@ -8,6 +8,11 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
+    ClusterIdentity,
+    check_expected_uid,
+    identity_from_namespaces,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError, PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
@@ -40,18 +45,20 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     source: dict[str, Any]
     placement = _placement(params)
     if params.get("snapshot"):
-        snapshot = _snapshot_from_file(params["snapshot"], placement)
+        snapshot, identity = _snapshot_from_file(params["snapshot"], placement)
         source = {"type": "snapshot", "path": params["snapshot"]}
         warnings: list[str] = []
     else:
         api_client = _client(params)
-        snapshot, warnings, source = _snapshot_from_cluster(api_client, params, placement)
+        snapshot, warnings, source, identity = _snapshot_from_cluster(api_client, params, placement)
+    _check_identity(identity, params, warnings)
     policy, kind, policy_origin = _policy(params, api_client)
     attach_metrics(snapshot, params, policy, kind, api_client, lambda: _client(params))
     plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
                         prometheus_url=params.get("prometheus_url"), samples=_samples(params),
                         seed=params.get("seed"), placement=placement)
     plan["source"] = source
+    plan["cluster_identity"] = identity.as_dict()
     plan["policy_origin"] = policy_origin
     plan["warnings"] = warnings + plan["warnings"]
     if params.get("verify") == "server":
@@ -89,16 +96,35 @@ def _placement(params: Mapping[str, Any]) -> Any:
     return PlacementRequest(read_scheduler_config(params.get("scheduler_config")))
 
 
-def _snapshot_from_file(path: str, placement: Any = None) -> Snapshot:
+def _snapshot_from_file(path: str, placement: Any = None) -> tuple[Snapshot, ClusterIdentity]:
     if not os.path.exists(path):
         raise EngineError(f"snapshot: file {path!r} does not exist; give the path of a JSON or YAML file of objects")
     with gc_paused():
         objects = load_snapshot_file(path)
         if placement is not None:
             placement.record_objects(objects)
+        identity = identity_from_namespaces(_namespaces(objects), server=None)
         snapshot = Snapshot(objects)
         del objects
-    return snapshot
+    return snapshot, identity
+
+
+def _namespaces(objects: list[dict]) -> list[dict]:
+    return [obj for obj in objects if obj.get("kind") == "Namespace"]
+
+
+def _check_identity(identity: ClusterIdentity, params: Mapping[str, Any], warnings: list[str]) -> None:
+    """expected_cluster_uid is this cluster's, or the plan fails; a plan without identity says what that means."""
+    expected = params.get("expected_cluster_uid")
+    if expected and identity.uid is None:
+        where = "the snapshot file holds no kube-system Namespace" if params.get("snapshot") else (
+            "the kube-system namespace was not listed (see the other warnings)")
+        raise PlanRequestError(f"expected_cluster_uid: cannot check it, {where}; include the cluster's namespaces "
+                               "or leave expected_cluster_uid unset")
+    check_expected_uid(identity, expected, "expected_cluster_uid")
+    if identity.uid is None and not params.get("snapshot"):
+        warnings.append("the kube-system namespace was not listed: the plan records no cluster identity, so evict "
+                        "cannot check that it runs on this cluster")
 
 
 def _client(params: Mapping[str, Any]) -> Any:
@@ -108,7 +134,7 @@ def _client(params: Mapping[str, Any]) -> Any:
 
 
 def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
-                           placement: Any = None) -> tuple[Snapshot, list[str], dict]:
+                           placement: Any = None) -> tuple[Snapshot, list[str], dict, ClusterIdentity]:
     from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
         DEFAULT_KINDS,
         PLACEMENT_KINDS,
@@ -119,10 +145,12 @@ def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
         slim = slim_object if placement is None else placement.recording(slim_object)
         kinds = DEFAULT_KINDS if placement is None else PLACEMENT_KINDS
         listed = list_cluster_objects(api_client, kinds, page_size=params.get("page_size") or 500, slim=slim)
+        identity = identity_from_namespaces(_namespaces(listed.objects),
+                                            server=getattr(api_client.configuration, "host", None))
         snapshot = Snapshot(listed.objects)
         snapshot.volumes_listed = "PersistentVolume" in listed.resource_versions
     source = {"type": "cluster", "resource_versions": listed.resource_versions}
-    return snapshot, list(listed.warnings), source
+    return snapshot, list(listed.warnings), source, identity
 
 
 def _policy(params: Mapping[str, Any], api_client: Any) -> tuple[Mapping[str, Any], str, dict]:
