@@ -80,7 +80,8 @@ $(COMPAT_VENV)/bin/.installed: requirements.txt requirements-dev.txt
 
 # The modules and roles through ansible-core 2.18's ansible-playbook.
 compat: $(COMPAT_VENV)/bin/.installed $(COLL_LINK)
-	$(COMPAT_VENV)/bin/pytest -q tests/integration/test_plan_module.py tests/integration/test_evict_module.py
+	$(COMPAT_VENV)/bin/pytest -q -n $(INTEGRATION_WORKERS) --dist loadgroup tests/integration/test_plan_module.py \
+	  tests/integration/test_evict_module.py
 
 bench: venv
 	$(BIN)/python benchmarks/bench_engine.py
