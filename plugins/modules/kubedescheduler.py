@@ -175,6 +175,16 @@ options:
     description: Treat validation warnings (legal but surprising settings) as errors.
     type: bool
     default: false
+  field_validation:
+    description:
+      - What to do with fields of the C(KubeDescheduler) spec that C(operator.openshift.io/v1) does not have (a
+        misspelt C(profileCustomisations) or C(modee)), named as the API server's C(fieldValidation).
+      - C(Strict) fails the task before anything else, naming each field with the closest known one.
+      - C(Warn) passes them on with a warning (the API server prunes them, as it does for a structural CRD) - for
+        fields of a newer operator this collection does not know yet. C(Ignore) passes them on silently.
+    type: str
+    choices: [Strict, Warn, Ignore]
+    default: Strict
 notes:
   - The resource is always C(cluster) in C(openshift-kube-descheduler-operator); the operator reads no other.
   - Not checkable from outside the operator pod, so only warned about, is PSI (C(/proc/pressure)) for the KubeVirt
@@ -327,6 +337,7 @@ ARGUMENT_SPEC = dict(
     wait_timeout=dict(type="int", default=300),
     wait_sleep=dict(type="int", default=5),
     fail_on_warnings=dict(type="bool", default=False),
+    field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
 )
 
 

@@ -49,7 +49,18 @@ options:
       - It is translated to the DeschedulerPolicy the Kube Descheduler Operator would render, with its protected
         namespaces taken from the namespaces of the cluster.
       - Mutually exclusive with O(policy).
+      - Fields C(operator.openshift.io/v1) does not have are refused (see O(field_validation)).
     type: dict
+  field_validation:
+    description:
+      - What to do with fields of the C(KubeDescheduler) spec that C(operator.openshift.io/v1) does not have (a
+        misspelt C(profileCustomisations) or C(modee)), named as the API server's C(fieldValidation).
+      - C(Strict) fails the task before anything is planned, naming each field with the closest known one.
+      - C(Warn) passes them on with a warning (the API server prunes them, as it does for a structural CRD) - for
+        fields of a newer operator this collection does not know yet. C(Ignore) passes them on silently.
+    type: str
+    choices: [Strict, Warn, Ignore]
+    default: Strict
   policy_source:
     description:
       - Where to read the policy from a live cluster when neither O(policy) nor O(kubedescheduler) is given.
@@ -403,6 +414,7 @@ ARGUMENT_SPEC = dict(
     report_dir=dict(type="path"),
     cluster_name=dict(type="str"),
     expected_cluster_uid=dict(type="str"),
+    field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
     verify=dict(type="str", choices=["none", "server"], default="none"),
 )
 

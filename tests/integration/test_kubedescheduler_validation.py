@@ -47,6 +47,11 @@ SPEC_ONLY_RULES: dict[str, tuple[dict, list[str]]] = {
                          "Unsupported value"]),
     "mode enum": ({**BASE_SPEC, "mode": "Automatc"},
                   ['spec.mode="Automatc"', 'did you mean "Automatic"?']),
+    "misspelt fields (field_validation Strict)": (
+        {**BASE_SPEC, "profileCustomisations": {"podLifetime": "1h"}, "modee": "Automatic"},
+        ['spec.profileCustomisations={"podLifetime": "1h"}: not a field of KubeDescheduler v1',
+         'did you mean "profileCustomizations"?', 'spec.modee="Automatic"', 'did you mean "mode"?',
+         "Rejected because field_validation is Strict"]),
     "log level enum": ({**BASE_SPEC, "logLevel": "Verbose"}, ['spec.logLevel="Verbose"', "Unsupported value"]),
     "interval below 1": ({**BASE_SPEC, "deschedulingIntervalSeconds": 0},
                          ["spec.deschedulingIntervalSeconds=0", "greater than or equal to 1",
@@ -225,6 +230,16 @@ def test_warnings_are_shown_and_not_fatal(kube: Any, operator_standin: Any, tmp_
     assert "[WARNING]: spec.profiles[1]=\"DevPreviewLongLifecycle\": deprecated" in shown
     stored = get_kd(kube)
     assert stored is not None and stored["spec"]["profiles"] == ["CompactAndScale"]
+
+
+def test_unknown_fields_pass_on_with_a_warning_only_when_asked(kube: Any, operator_standin: Any,
+                                                              tmp_path: Path) -> None:
+    spec = {**BASE_SPEC, "devNewOperatorField": True}
+    process, results = run_tasks(tmp_path, [kd_task(kube, "warned", spec=spec, field_validation="Warn")])
+    assert_succeeded(process)
+    messages = [w["message"] for w in results["warned"]["validation_warnings"]]
+    assert any(m.startswith("spec.devNewOperatorField=true: not a field of KubeDescheduler v1") for m in messages)
+    assert "devNewOperatorField" not in get_kd(kube)["spec"], "the API server pruned it"
 
 
 def test_fail_on_warnings(kube: Any, operator_standin: Any, tmp_path: Path) -> None:

@@ -215,3 +215,21 @@ def test_report_dir_gets_json_markdown_and_html(tmp_path: Path) -> None:
     assert written["evictions"] == results["plan"]["evictions"]
     assert "<svg" in Path(files["html"]).read_text()
     assert Path(files["markdown"]).read_text().startswith("#")
+
+
+def test_misspelt_kubedescheduler_fields_are_refused_unless_passed_on(kube: Any, tmp_path: Path) -> None:
+    kube.load([node("worker-1"), node("worker-2")])
+    misspelt = {**KUBEDESCHEDULER, "profileCustomisations": {"podLifetime": "1h"}, "modee": "Automatic"}
+    tasks = [{"descheduler.fleet.plan": {**connection(kube), "kubedescheduler": misspelt}, "register": "strict",
+              "ignore_errors": True},
+             {"descheduler.fleet.plan": {**connection(kube), "kubedescheduler": misspelt, "field_validation": "Warn"},
+              "register": "warned"}]
+    process, results = run_tasks(tmp_path, tasks)
+    assert_succeeded(process)
+    strict = results["strict"]
+    assert strict["failed"] is True and "evictions" not in strict
+    assert strict["msg"].startswith("kubedescheduler: 2 unknown field(s), nothing was planned:"), strict["msg"]
+    assert 'spec.modee="Automatic": not a field of KubeDescheduler v1' in strict["msg"]
+    assert 'did you mean "mode"?' in strict["msg"] and 'did you mean "profileCustomizations"?' in strict["msg"]
+    warnings = results["warned"]["plan_warnings"]
+    assert any("spec.profileCustomisations" in w and "did you mean" in w for w in warnings), warnings

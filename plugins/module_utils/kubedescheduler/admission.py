@@ -83,6 +83,10 @@ def _type_error(path: str, value: Any, expected: str) -> Finding:
     )
 
 
+# What an unknown field's finding says (is_unknown_field in validation.py tells them apart by it).
+UNKNOWN_FIELD_WHY = "not a field of KubeDescheduler v1"
+
+
 def _check_unknown_fields(mapping: dict, path: str, known: tuple[str, ...]) -> list[Finding]:
     findings = []
     for key in mapping:
@@ -94,7 +98,7 @@ def _check_unknown_fields(mapping: dict, path: str, known: tuple[str, ...]) -> l
             _warning(
                 f"{path}.{key}",
                 mapping[key],
-                "not a field of KubeDescheduler v1; the CRD is structural, so the API server prunes it "
+                f"{UNKNOWN_FIELD_WHY}; the CRD is structural, so the API server prunes it "
                 "(oc/kubectl apply with strict field validation rejects it instead)",
                 f"remove it ({hint})",
             )

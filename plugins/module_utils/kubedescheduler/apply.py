@@ -48,6 +48,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     spec_changes,
     with_defaults,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import apply_field_validation
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     ERROR,
 )
@@ -99,7 +100,7 @@ def _validate(api_client: Any, spec: dict, params: Mapping[str, Any]) -> tuple[l
     if not facts.operator_namespace_exists:
         raise KdoError(f"namespace {OPERATOR_NAMESPACE} does not exist: install the Kube Descheduler Operator first "
                        "(descheduler.fleet.operator or the install role)")
-    findings = validate_against_cluster(spec, facts)
+    findings = apply_field_validation(validate_against_cluster(spec, facts), params.get("field_validation") or "Strict")
     errors = [finding_dict(f) for f in findings if f.severity == ERROR]
     warnings = [finding_dict(f) for f in findings if f.severity != ERROR]
     if errors or (params.get("fail_on_warnings") and warnings):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.admission import (
+    UNKNOWN_FIELD_WHY,
     _admission_findings,
     _type_error,
 )
@@ -27,8 +29,14 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     _runtime_findings,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+    ADMISSION_REJECTED,
     ERROR,
 )
+
+# How fields KubeDescheduler v1 does not have are treated, named as the API server's fieldValidation: Strict rejects
+# them (a misspelt field must not silently fall back to its default), Warn passes them on (the API server prunes
+# them) with a warning, Ignore passes them on silently.
+FIELD_VALIDATIONS = ("Strict", "Warn", "Ignore")
 
 
 def _warning_findings(spec: dict) -> list[Finding]:
@@ -84,3 +92,22 @@ def _raise_for_errors(findings: list[Finding]) -> None:
     if len(errors) > 1:
         message += f" ({len(errors) - 1} more error(s): {'; '.join(e.field for e in errors[1:])})"
     raise KubeDeschedulerError(message, field=first.field, value=first.value, fix=first.fix, findings=errors)
+
+
+def is_unknown_field(finding: Finding) -> bool:
+    return UNKNOWN_FIELD_WHY in finding.message
+
+
+def apply_field_validation(findings: list[Finding], field_validation: str) -> list[Finding]:
+    """``findings`` with those of unknown fields made errors (Strict), kept as warnings (Warn) or dropped (Ignore)."""
+    if field_validation not in FIELD_VALIDATIONS:
+        raise ValueError(f"field_validation must be one of {', '.join(FIELD_VALIDATIONS)}, got {field_validation!r}")
+    kept = []
+    for finding in findings:
+        if not is_unknown_field(finding) or field_validation == "Warn":
+            kept.append(finding)
+        elif field_validation == "Strict":
+            kept.append(replace(finding, severity=ERROR, operator_behaviour=ADMISSION_REJECTED,
+                                message=finding.message + " Rejected because field_validation is Strict (set it to "
+                                "Warn to pass fields this collection does not know to the API server)."))
+    return kept

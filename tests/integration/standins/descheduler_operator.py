@@ -82,6 +82,9 @@ def operator_deployment_without_olm() -> dict[str, Any]:
                                                            "image": "descheduler-operator:stand-in"}]}}}}
 
 
+APPLY_ATTEMPTS = 5  # create-or-update rounds before an object that keeps vanishing is an error
+
+
 class DeschedulerOperator(StandIn):
     name = "descheduler-operator-stand-in"
 
@@ -229,9 +232,6 @@ class DeschedulerOperator(StandIn):
         """Create, or update what differs (labels, annotations, ownerReferences, data, spec); no write when equal."""
         metadata = desired["metadata"]
         collection = path(desired["apiVersion"], plural, OPERATOR_NAMESPACE)
-        created = self.rest.create_if_absent(collection, desired)
-        if created is not None:
-            return created
 
         def edit(current: dict[str, Any]) -> None:
             for key in ("labels", "annotations", "ownerReferences"):
@@ -241,9 +241,16 @@ class DeschedulerOperator(StandIn):
                 if key in desired:
                     current[key] = _merged(current.get(key), desired[key])
 
-        result = self.rest.change(f"{collection}/{metadata['name']}", edit)
-        assert result is not None, f"{collection}/{metadata['name']} vanished"
-        return result
+        # The object can vanish between the two calls (the garbage collector removing it once its KubeDescheduler
+        # was deleted): start again from the create, as a controller requeues, and let a later sync settle it.
+        for _attempt in range(APPLY_ATTEMPTS):
+            created = self.rest.create_if_absent(collection, desired)
+            if created is not None:
+                return created
+            result = self.rest.change(f"{collection}/{metadata['name']}", edit)
+            if result is not None:
+                return result
+        raise AssertionError(f"{collection}/{metadata['name']} vanished {APPLY_ATTEMPTS} times while it was applied")
 
     @staticmethod
     def _owner(kubedescheduler: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1089,3 +1089,26 @@ def test_every_warning_is_not_applicable_and_actionable() -> None:
     for finding in found:
         assert finding.operator_behaviour == NOT_APPLICABLE
         assert_names_field_and_fix(finding)
+
+
+def test_field_validation_makes_unknown_fields_errors_warnings_or_nothing() -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
+        apply_field_validation,
+    )
+
+    spec = make_spec(["AffinityAndTaints"], {"namespaces": {"include": ["a"]}}, modee="Automatic",
+                     logLevel="Verbose")
+    findings = validate_kubedescheduler_spec(spec)
+    strict = apply_field_validation(findings, "Strict")
+    unknown = {f.field: f for f in strict if "not a field of KubeDescheduler v1" in f.message}
+    assert set(unknown) == {"spec.modee", "spec.profileCustomizations.namespaces.include"}
+    assert all(f.severity == "error" and "field_validation is Strict" in f.message for f in unknown.values())
+    assert 'did you mean "mode"' in unknown["spec.modee"].fix
+    warned = apply_field_validation(findings, "Warn")
+    assert [f.severity for f in warned if f.field == "spec.modee"] == ["warning"]
+    ignored = apply_field_validation(findings, "Ignore")
+    assert not [f for f in ignored if f.field in unknown]
+    # the other findings (an invalid logLevel) are the same whatever the choice
+    assert [f for f in strict if f.field == "spec.logLevel"] == [f for f in ignored if f.field == "spec.logLevel"]
+    with pytest.raises(ValueError, match="field_validation must be one of Strict, Warn, Ignore"):
+        apply_field_validation(findings, "strict")
