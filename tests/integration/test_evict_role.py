@@ -103,6 +103,7 @@ def test_check_mode_needs_no_confirmation_and_changes_nothing(
         "name": "old", "pluginConfig": [{"name": "PodLifeTime", "args": {
             "maxPodLifeTimeSeconds": 1, "namespaces": {"include": ["c1", "c2"]}}}],
         "plugins": {"deschedule": {"enabled": ["PodLifeTime"]}}}]}
+
     def fleet_pods() -> list[dict[str, Any]]:  # not all namespaces: an earlier test's may still be terminating
         return kube.list("pods", "c1") + kube.list("pods", "c2")
 
