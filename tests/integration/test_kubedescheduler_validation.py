@@ -232,8 +232,8 @@ def test_warnings_are_shown_and_not_fatal(kube: Any, operator_standin: Any, tmp_
     assert stored is not None and stored["spec"]["profiles"] == ["CompactAndScale"]
 
 
-def test_unknown_fields_pass_on_with_a_warning_only_when_asked(kube: Any, operator_standin: Any,
-                                                              tmp_path: Path) -> None:
+def test_unknown_fields_pass_on_with_a_warning_only_when_asked(
+        kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     spec = {**BASE_SPEC, "devNewOperatorField": True}
     process, results = run_tasks(tmp_path, [kd_task(kube, "warned", spec=spec, field_validation="Warn")])
     assert_succeeded(process)
