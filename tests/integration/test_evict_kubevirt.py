@@ -94,10 +94,13 @@ def test_a_migration_that_never_completes_is_reported_failed_after_the_timeout(
         kube: Any, kubevirt: KubeVirt, tmp_path: Path) -> None:
     source = kubevirt.create_vm("vms", "db", "worker-1")
     kubevirt.fail_migrations("vms", "db", "always")
-    task = evict_task(kube, plan=plan_of([source]), kubevirt={"migration_timeout": 2})
-    process, results = run_tasks(tmp_path, [task])
-    succeeded(process)
-    pod = results["result"]["pods"][0]
+    task = {**evict_task(kube, plan=plan_of([source]), kubevirt={"migration_timeout": 2}), "ignore_errors": True}
+    _process, results = run_tasks(tmp_path, [task])
+    result = results["result"]
+    # the only pod failed: the run did nothing because of an error, so the task fails and says why
+    assert result["failed"] is True
+    assert result["msg"].startswith("no pod was evicted: 1 failed and none succeeded"), result["msg"]
+    pod = result["pods"][0]
     assert pod["status"] == "failed"
     assert "not finished after 2s" in pod["error"] and "KubeVirt keeps retrying" in pod["error"]
     assert pod["migration"]["failed"] >= 1
