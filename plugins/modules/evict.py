@@ -464,6 +464,10 @@ def main() -> None:
         first = next(pod for pod in result["pods"] if pod["status"] == "failed")
         module.fail_json(msg=f"no pod was evicted: {result['counts']['failed']} failed and none succeeded; the first "
                              f"error ({first['namespace']}/{first['name']}): {first['error']}", **result)
+    if result["input"]["source"] != "pods" and not (result["input"]["plan_cluster_identity"] or {}).get("uid"):
+        module.warn("the plan records no cluster identity (a plan from before descheduler.fleet 0.2.0, or of a "
+                    "snapshot without the kube-system namespace): evict could not check that it was made on this "
+                    "cluster; plan the cluster again to have it checked")
     for pod in result["pods"]:
         if pod["status"] == "failed":
             module.warn(f"{pod['namespace']}/{pod['name']}: {pod['error']}")

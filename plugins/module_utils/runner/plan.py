@@ -44,6 +44,7 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     api_client = None
     source: dict[str, Any]
     placement = _placement(params)
+    spec_warnings = _kubedescheduler_field_warnings(params)  # bad input fails before any read
     if params.get("snapshot"):
         snapshot, identity = _snapshot_from_file(params["snapshot"], placement)
         source = {"type": "snapshot", "path": params["snapshot"]}
@@ -52,7 +53,8 @@ def run_plan(params: Mapping[str, Any]) -> dict:
         api_client = _client(params)
         snapshot, warnings, source, identity = _snapshot_from_cluster(api_client, params, placement)
     _check_identity(identity, params, warnings)
-    policy, kind, policy_origin = _policy(params, api_client, warnings)
+    warnings.extend(spec_warnings)
+    policy, kind, policy_origin = _policy(params, api_client)
     attach_metrics(snapshot, params, policy, kind, api_client, lambda: _client(params))
     plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
                         prometheus_url=params.get("prometheus_url"), samples=_samples(params),
@@ -153,9 +155,13 @@ def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
     return snapshot, list(listed.warnings), source, identity
 
 
-def _check_kubedescheduler_fields(spec: Any, field_validation: str, warnings: list[str]) -> None:
-    """Fields KubeDescheduler v1 does not have (a misspelt profileCustomizations, mode...): an error under Strict,
-    naming each with the closest field; warnings under Warn; nothing under Ignore."""
+def _kubedescheduler_field_warnings(params: Mapping[str, Any]) -> list[str]:
+    """Fields the kubedescheduler option has that KubeDescheduler v1 does not (a misspelt profileCustomizations,
+    mode...): an error under field_validation Strict, naming each with the closest field; warnings under Warn;
+    nothing under Ignore."""
+    spec = params.get("kubedescheduler")
+    if spec is None:
+        return []
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
         apply_field_validation,
         is_unknown_field,
@@ -165,20 +171,18 @@ def _check_kubedescheduler_fields(spec: Any, field_validation: str, warnings: li
     spec = spec.get("spec", spec) if isinstance(spec, Mapping) and spec.get("kind") == "KubeDescheduler" else spec
     unknown = [f for f in validate_kubedescheduler_spec(dict(spec)) if is_unknown_field(f)] if isinstance(
         spec, Mapping) else []
-    judged = apply_field_validation(unknown, field_validation)
+    judged = apply_field_validation(unknown, params.get("field_validation") or "Strict")
     errors = [f.message for f in judged if f.severity == "error"]
     if errors:
         raise PlanRequestError(f"kubedescheduler: {len(errors)} unknown field(s), nothing was planned: "
                                + " ".join(f"({index}) {message}" for index, message in enumerate(errors, 1)))
-    warnings.extend(f"kubedescheduler: {f.message}" for f in judged)
+    return [f"kubedescheduler: {f.message}" for f in judged]
 
 
-def _policy(params: Mapping[str, Any], api_client: Any,
-            warnings: list[str]) -> tuple[Mapping[str, Any], str, dict]:
+def _policy(params: Mapping[str, Any], api_client: Any) -> tuple[Mapping[str, Any], str, dict]:
     if params.get("policy") is not None:
         return params["policy"], "DeschedulerPolicy", {"type": "parameter", "option": "policy"}
     if params.get("kubedescheduler") is not None:
-        _check_kubedescheduler_fields(params["kubedescheduler"], params.get("field_validation") or "Strict", warnings)
         return params["kubedescheduler"], "KubeDescheduler", {"type": "parameter", "option": "kubedescheduler"}
     if api_client is None:
         raise PlanRequestError("no policy: with snapshot, give policy (a DeschedulerPolicy) or kubedescheduler "
