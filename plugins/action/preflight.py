@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import yaml
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
 from ansible_collections.descheduler.fleet.plugins.module_utils.inventory.variables import (
@@ -39,11 +40,13 @@ class ActionModule(ActionBase):
         unknown = unknown_variables(task_vars.keys(), role, known)
         if unknown:
             raise AnsibleActionFail(describe_unknown(unknown, role, host))
-        default_allowed = bool(task_vars.get("descheduler_fleet_use_default_kubeconfig", False))
+        # host variables reach an action unrendered, and from -e as strings ("false" must stay false)
+        default_allowed = boolean(self._templar.template(
+            task_vars.get("descheduler_fleet_use_default_kubeconfig", False)), strict=False)
         if args["needs_cluster"] and not default_allowed and not names_a_cluster(args, os.environ):
             raise AnsibleActionFail(no_target_message(host))
         identity = None
-        pinned = task_vars.get("descheduler_fleet_cluster_uid")
+        pinned = self._templar.template(task_vars.get("descheduler_fleet_cluster_uid"))
         if args["needs_cluster"] and pinned:
             identity = self._check_pinned_cluster(args, str(pinned), host)
         result.update(changed=False, role=role, checked_variables=sorted(known), cluster_identity=identity)
@@ -70,7 +73,7 @@ class ActionModule(ActionBase):
             check_expected_uid(identity, pinned, "descheduler_fleet_cluster_uid")
         except ClusterError as error:
             describe = getattr(error, "describe", None)
-            raise AnsibleActionFail(f"{host}: {describe() if callable(describe) else error}") from error
+            raise AnsibleActionFail(f"{host}: {describe() if callable(describe) else error}") from None
         return identity.as_dict()
 
     def _role_options(self, role: str) -> list[str]:
