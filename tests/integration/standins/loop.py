@@ -63,7 +63,13 @@ class StandIn:
             try:
                 self.sync()
             except ApiException as error:
-                if error.status not in (404, 409):  # a race with a deletion or a concurrent write: next pass
+                # a race with a deletion or a concurrent write, or a write into a namespace being deleted (as for a
+                # real controller, the next pass sees the new state)
+                if error.status not in (404, 409) and not _namespace_terminating(error):
                     self.errors.append(f"{error.status} {error.reason}: {error.body}")
             except Exception:  # noqa: BLE001 - kept for check(); the loop must survive to be stopped
                 self.errors.append(traceback.format_exc())
+
+
+def _namespace_terminating(error: ApiException) -> bool:
+    return error.status == 403 and "NamespaceTerminating" in str(error.body or "")
