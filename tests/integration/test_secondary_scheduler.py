@@ -300,10 +300,14 @@ def test_metrics_server_provider_is_checked_through_the_cluster(kube: Any, sso: 
 def test_manual_pin_installs_that_version_and_leaves_the_upgrade_waiting(kube: Any, sso: Olm, rest: Rest,
                                                                          tmp_path: Path) -> None:
     pinned = {"install_plan_approval": "Manual", "starting_csv": "secondaryscheduleroperator.v1.3.1"}
-    results = run(tmp_path, task(kube, "install", **pinned), task(kube, "again", **pinned))
-    install, again = results["install"], results["again"]
-
+    install = run(tmp_path, task(kube, "install", **pinned))["install"]
     assert (install["installed_csv"], install["installed_version"]) == ("secondaryscheduleroperator.v1.3.1", "1.3.1")
-    assert install["pending_upgrade"]["csvs"] == [CSV_V140] and install["pending_upgrade"]["approved"] is False
+    # OLM (the stand-in, in its own time) proposes the channel head; it must stay waiting
+    wait_until(lambda: any(p["spec"]["clusterServiceVersionNames"] == [CSV_V140]
+                           for p in rest.list(path(OLM, "installplans", NAMESPACE))),
+               timeout=120, what="OLM to propose the upgrade to 1.4.0")
+    (tmp_path / "again").mkdir()
+    again = run(tmp_path / "again", task(kube, "again", **pinned))["again"]
+    assert again["pending_upgrade"]["csvs"] == [CSV_V140] and again["pending_upgrade"]["approved"] is False
     assert again["changed"] is False and again["installed_csv"] == "secondaryscheduleroperator.v1.3.1"
     assert rest.get(path(OLM, "clusterserviceversions", NAMESPACE, CSV_V140)) is None
