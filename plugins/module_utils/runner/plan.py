@@ -6,7 +6,7 @@ Kept apart from the module so the module stays thin (argument spec, call, result
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
     ClusterIdentity,
@@ -111,8 +111,9 @@ def _snapshot_from_file(path: str, placement: Any = None) -> tuple[Snapshot, Clu
     return snapshot, identity
 
 
-def _namespaces(objects: list[dict]) -> list[dict]:
-    return [obj for obj in objects if obj.get("kind") == "Namespace"]
+def _namespaces(objects: list[dict]) -> Iterator[dict]:
+    """The Namespace objects, lazily: identity_from_namespaces stops at kube-system instead of copying them all."""
+    return (obj for obj in objects if obj.get("kind") == "Namespace")
 
 
 def _check_identity(identity: ClusterIdentity, params: Mapping[str, Any], warnings: list[str]) -> None:
@@ -167,12 +168,13 @@ def _kubedescheduler_field_warnings(params: Mapping[str, Any]) -> list[str]:
         is_unknown_field,
         validate_kubedescheduler_spec,
     )
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import ERROR
 
     spec = spec.get("spec", spec) if isinstance(spec, Mapping) and spec.get("kind") == "KubeDescheduler" else spec
     unknown = [f for f in validate_kubedescheduler_spec(dict(spec)) if is_unknown_field(f)] if isinstance(
         spec, Mapping) else []
     judged = apply_field_validation(unknown, params.get("field_validation") or "Strict")
-    errors = [f.message for f in judged if f.severity == "error"]
+    errors = [f.message for f in judged if f.severity == ERROR]
     if errors:
         raise PlanRequestError(f"kubedescheduler: {len(errors)} unknown field(s), nothing was planned: "
                                + " ".join(f"({index}) {message}" for index, message in enumerate(errors, 1)))
