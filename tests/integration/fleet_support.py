@@ -25,6 +25,9 @@ from emulator import Emulator, RealCluster
 from emulator.real_cluster import ControlPlaneCluster, cluster_scoped_names
 from standins.rest import Rest, path, wait_until
 
+# The scheduler the generated ReplicaSets' own pods ask for: neither the kubelet stand-in nor a kube-scheduler binds
+# them, so the ReplicaSet controller deletes them before the generated (assigned) pods.
+UNSERVED_SCHEDULER = "descheduler-fleet-tests-unserved"
 SKIP_ON_ONE_CLUSTER = ("a fleet needs several API servers and TEST_KUBECONFIG names one cluster: run it on the "
                        "suite's control plane (the default) or TEST_BACKEND=emulator")
 
@@ -121,8 +124,10 @@ def generated_cluster(cluster: Any, objects: list[dict[str, Any]]) -> Iterator[N
     pod whose owner (by uid) does not exist, and its workload controllers would replace the generated pods with
     their own, so there:
     - each ReplicaSet is created on its own (no Deployment above it) with as many replicas as it has generated
-      pods, and those pods point at it by its new uid: the ReplicaSet controller finds its count and keeps them,
-      the descheduler still sees ReplicaSet-owned (evictable) pods;
+      pods, and those pods point at it by its new uid: the descheduler still sees ReplicaSet-owned (evictable)
+      pods. The controller may create pods of its own before the generated ones arrive; its template asks for a
+      scheduler nobody serves, so those stay unassigned, and a ReplicaSet that has too many pods deletes the
+      unassigned ones first. The load waits until each ReplicaSet owns exactly its generated pods;
     - Deployments, DaemonSets and StatefulSets are left out and their pods lose the ownerReference: a DaemonSet
       controller would add a pod on every node, a StatefulSet controller rewrites its pods.
     Pods keep their node, status and requests (the kubelet stand-in leaves pods with a written status alone).
@@ -152,6 +157,29 @@ def _load_on_control_plane(cluster: Any, objects: list[dict[str, Any]]) -> None:
         replicas = sum(1 for pod in pods if _controller_of(pod) == ("ReplicaSet", *key))
         uids[key] = cluster.create(_standalone_replicaset(owner, replicas))["metadata"]["uid"]
     cluster.load([_repointed(pod, uids) for pod in pods])
+    _wait_until_replicasets_own_only_generated_pods(cluster, pods, uids)
+
+
+def _wait_until_replicasets_own_only_generated_pods(cluster: Any, pods: list[dict[str, Any]],
+                                                     uids: dict[tuple[str, str], str]) -> None:
+    wanted: dict[str, set[str]] = {uid: set() for uid in uids.values()}
+    for pod in pods:
+        owner = _controller_of(pod)
+        if owner is not None and owner[0] == "ReplicaSet" and owner[1:] in uids:
+            wanted[uids[owner[1:]]].add(pod["metadata"]["name"])
+    namespaces = {namespace for namespace, _name in uids}
+
+    def owned_now() -> dict[str, set[str]]:
+        owned: dict[str, set[str]] = {uid: set() for uid in uids.values()}
+        for namespace in namespaces:
+            for pod in cluster.list("Pod", namespace):
+                for reference in pod["metadata"].get("ownerReferences") or []:
+                    if reference.get("uid") in owned:
+                        owned[reference["uid"]].add(pod["metadata"]["name"])
+        return owned
+
+    wait_until(lambda: owned_now() == wanted, 60, 0.5,
+               "each ReplicaSet to own exactly its generated pods (its own extra pods deleted)")
 
 
 def _controller_of(pod: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -162,7 +190,10 @@ def _controller_of(pod: dict[str, Any]) -> tuple[str, str, str] | None:
 def _standalone_replicaset(owner: dict[str, Any], replicas: int) -> dict[str, Any]:
     metadata = {key: value for key, value in owner["metadata"].items()
                 if key in ("name", "namespace", "labels", "annotations")}
-    return {**owner, "metadata": metadata, "spec": {**owner["spec"], "replicas": replicas}, "status": {}}
+    template = owner["spec"]["template"]
+    unserved = {**template, "spec": {**template["spec"], "schedulerName": UNSERVED_SCHEDULER}}
+    spec = {**owner["spec"], "replicas": replicas, "template": unserved}
+    return {**owner, "metadata": metadata, "spec": spec, "status": {}}
 
 
 def _repointed(pod: dict[str, Any], uids: dict[tuple[str, str], str]) -> dict[str, Any]:
