@@ -24,6 +24,7 @@ author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
   - descheduler.fleet.connection
+  - descheduler.fleet.cluster_identity
 attributes:
   check_mode:
     support: full
@@ -75,6 +76,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster_identity:
+  description:
+    - The cluster the connection reached, read before anything else - C(uid) (of its C(kube-system) namespace) and
+      C(server) (the API server URL). Compare it with O(expected_cluster_uid) or with the inventory.
+  returned: success
+  type: dict
+  sample: {uid: 3f1c2a9e-8d4b-4c1e-9a55-0b7c2d1e6f10, server: "https://api.cluster.example:6443"}
 flavor:
   description: C(olm), C(upstream) or C(none).
   returned: always
@@ -141,12 +149,16 @@ notes:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CONNECTION_ARG_SPEC,
+    IDENTITY_ARG_SPEC,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import run_kdo_task
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.info import run_info
 
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
+    **IDENTITY_ARG_SPEC,
     read_log=dict(type="bool", default=True),
     log_lines=dict(type="int", default=10000),
     upstream_namespace=dict(type="str", default="kube-system"),

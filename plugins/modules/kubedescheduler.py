@@ -28,6 +28,7 @@ author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
   - descheduler.fleet.connection
+  - descheduler.fleet.cluster_identity
 attributes:
   check_mode:
     support: full
@@ -236,6 +237,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster_identity:
+  description:
+    - The cluster the connection reached, read before anything else - C(uid) (of its C(kube-system) namespace) and
+      C(server) (the API server URL). Compare it with O(expected_cluster_uid) or with the inventory.
+  returned: success
+  type: dict
+  sample: {uid: 3f1c2a9e-8d4b-4c1e-9a55-0b7c2d1e6f10, server: "https://api.cluster.example:6443"}
 changed:
   description: Whether the resource was (or, in check mode, would be) created, changed or deleted.
   returned: always
@@ -300,7 +308,10 @@ diff:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CONNECTION_ARG_SPEC,
+    IDENTITY_ARG_SPEC,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.apply import run_kubedescheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import run_kdo_task
 
@@ -322,6 +333,7 @@ CUSTOMIZATIONS_SPEC = dict(
 )
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
+    **IDENTITY_ARG_SPEC,
     state=dict(type="str", choices=["present", "absent"], default="present"),
     spec=dict(type="dict"),
     legacy_spec=dict(type="dict"),

@@ -20,6 +20,7 @@ author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
   - descheduler.fleet.connection
+  - descheduler.fleet.cluster_identity
   - descheduler.fleet.prometheus
 attributes:
   check_mode:
@@ -81,6 +82,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster_identity:
+  description:
+    - The cluster the connection reached, read before anything else - C(uid) (of its C(kube-system) namespace) and
+      C(server) (the API server URL). Compare it with O(expected_cluster_uid) or with the inventory.
+  returned: success
+  type: dict
+  sample: {uid: 3f1c2a9e-8d4b-4c1e-9a55-0b7c2d1e6f10, server: "https://api.cluster.example:6443"}
 files:
   description: The files written (or that would be, in check mode).
   returned: always
@@ -112,6 +120,7 @@ samples:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
     CONNECTION_ARG_SPEC,
+    IDENTITY_ARG_SPEC,
     PROMETHEUS_ARG_SPEC,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
@@ -119,6 +128,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.runner.metrics_r
 
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
+    **IDENTITY_ARG_SPEC,
     **PROMETHEUS_ARG_SPEC,
     dest=dict(type="path"),
     prometheus_dest=dict(type="path"),

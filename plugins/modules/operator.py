@@ -43,6 +43,7 @@ author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
   - descheduler.fleet.connection
+  - descheduler.fleet.cluster_identity
 attributes:
   check_mode:
     support: full
@@ -295,6 +296,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster_identity:
+  description:
+    - The cluster the connection reached, read before anything else - C(uid) (of its C(kube-system) namespace) and
+      C(server) (the API server URL). Compare it with O(expected_cluster_uid) or with the inventory.
+  returned: success
+  type: dict
+  sample: {uid: 3f1c2a9e-8d4b-4c1e-9a55-0b7c2d1e6f10, server: "https://api.cluster.example:6443"}
 changed:
   description: Whether anything was (or, in check mode, would be) written.
   returned: always
@@ -384,7 +392,10 @@ diff:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CONNECTION_ARG_SPEC,
+    IDENTITY_ARG_SPEC,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import run_operator
 
@@ -417,6 +428,7 @@ VOLCANO_SPEC = dict(
 
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
+    **IDENTITY_ARG_SPEC,
     flavor=dict(type="str", choices=["olm", "upstream", "volcano"], default="olm"),
     state=dict(type="str", choices=["present", "absent"], default="present"),
     channel=dict(type="str", default="stable"),

@@ -184,3 +184,42 @@ def test_a_user_who_may_not_evict_fails_before_the_first_eviction(kube: Any, nam
         in result["msg"], result["msg"]
     assert "nothing was evicted" in result["msg"]
     assert {p["metadata"]["uid"] for p in kube.list("pods", namespace)} == {p["metadata"]["uid"] for p in pods}
+
+
+# Every module that talks to a cluster, with the fewest options that make it act (write, for the lifecycle ones).
+def cluster_modules(tmp_path: Path) -> dict[str, dict[str, Any]]:
+    return {
+        "descheduler.fleet.info": {"read_log": False},
+        "descheduler.fleet.kubedescheduler": {"spec": {"mode": "Predictive"}},
+        "descheduler.fleet.operator": {"flavor": "upstream", "wait": False},
+        "descheduler.fleet.secondary_scheduler": {"scheduler_image": "registry.example/scheduler:v1", "wait": False},
+        "descheduler.fleet.metrics_record": {"dest": str(tmp_path / "metrics.json")},
+    }
+
+
+def test_every_cluster_module_refuses_another_cluster_before_reading_or_writing(kube: Any, tmp_path: Path) -> None:
+    wrong = "00000000-0000-4000-8000-000000000000"
+    modules = cluster_modules(tmp_path)
+    tasks = [{"name": name, name: {**connection(kube), **options, "expected_cluster_uid": wrong},
+              "register": name.rsplit(".", 1)[1], "ignore_errors": True} for name, options in modules.items()]
+    _process, results = run_tasks(tmp_path, tasks)
+    for name in modules:
+        result = results[name.rsplit(".", 1)[1]]
+        assert result["failed"] is True, name
+        assert result["msg"].startswith(f"expected_cluster_uid: this is not the intended cluster. Expected "
+                                        f"kube-system UID {wrong}, but the cluster reached is kube-system UID "
+                                        f"{kube_system_uid(kube)}"), (name, result["msg"])
+    assert kube.get("Deployment", "kube-system", "descheduler", api_version="apps/v1") is None
+    assert not (tmp_path / "metrics.json").exists()
+
+
+def test_cluster_modules_return_the_identity_of_the_cluster_they_reached(kube: Any, tmp_path: Path) -> None:
+    tasks = [{"descheduler.fleet.info": {**connection(kube), "read_log": False,
+                                         "expected_cluster_uid": kube_system_uid(kube)}, "register": "info"},
+             {"descheduler.fleet.operator": {**connection(kube), "flavor": "upstream", "state": "absent"},
+              "check_mode": True, "register": "operator"}]
+    process, results = run_tasks(tmp_path, tasks)
+    assert process.returncode == 0, process.stdout[-3000:]
+    for result in results.values():
+        assert result["cluster_identity"]["uid"] == kube_system_uid(kube)
+        assert result["cluster_identity"]["server"].startswith("https://127.0.0.1:")

@@ -34,6 +34,11 @@ CONNECTION_ARG_SPEC: dict[str, dict] = {
     "impersonate_groups": {"type": "list", "elements": "str"},
 }
 
+# Every module that talks to a cluster also takes the UID the cluster must have (doc fragment cluster_identity).
+IDENTITY_ARG_SPEC: dict[str, dict] = {
+    "expected_cluster_uid": {"type": "str"},
+}
+
 # Environment variables read when an option is not set, first match wins. The first name is the documented one
 # (kubernetes.core's client-library name); kubernetes.core also accepts K8S_AUTH_<OPTION NAME>, so do we.
 CONNECTION_ENV_VARS: dict[str, tuple[str, ...]] = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError, ClusterError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
 
@@ -57,6 +58,20 @@ def read_cluster_identity(api_client: Any) -> ClusterIdentity:
     if not uid:
         raise ClusterIdentityError(f"cannot tell which cluster {server} is: it has no kube-system namespace")
     return ClusterIdentity(uid=uid, server=server)
+
+
+def connect_to_intended_cluster(params: Mapping[str, Any]) -> tuple[Any, ClusterIdentity]:
+    """The client of a module's connection options and the identity of the cluster it reaches, checked against
+    ``expected_cluster_uid`` before the module reads or writes anything else. Every module that talks to a cluster
+    starts here and returns the identity as ``cluster_identity``."""
+    api_client = build_api_client(params)
+    try:
+        identity = read_cluster_identity(api_client)
+        check_expected_uid(identity, params.get("expected_cluster_uid"), "expected_cluster_uid")
+    except BaseException:
+        api_client.close()
+        raise
+    return api_client, identity
 
 
 def identity_from_namespaces(namespaces: Iterable[Mapping[str, Any]], server: Optional[str]) -> ClusterIdentity:

@@ -12,6 +12,7 @@ import copy
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import (
     delete_raw,
     get_raw,
@@ -55,12 +56,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 
 OBJECT_NAME = f"KubeDescheduler {OPERATOR_NAMESPACE}/{KUBEDESCHEDULER_NAME}"
 MAX_CONFLICT_RETRIES = 3
-
-
-def _client(params: Mapping[str, Any]) -> Any:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
-    return build_api_client(params)
 
 
 def read_kubedescheduler(api_client: Any) -> Optional[dict]:
@@ -219,8 +214,10 @@ def _message(existing: Optional[dict], changed: bool, check_mode: bool, changes:
 
 def run_kubedescheduler(params: Mapping[str, Any], check_mode: bool) -> dict:
     """One call of the kubedescheduler module."""
-    api_client = _client(params)
+    api_client, identity = connect_to_intended_cluster(params)
     existing = read_kubedescheduler(api_client)
     if params.get("state") == "absent":
-        return _absent(api_client, existing, params, check_mode)
-    return _present(api_client, existing, params, check_mode)
+        result = _absent(api_client, existing, params, check_mode)
+    else:
+        result = _present(api_client, existing, params, check_mode)
+    return {**result, "cluster_identity": identity.as_dict()}

@@ -13,6 +13,7 @@ import re
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import (
     get_raw,
     get_text,
@@ -315,6 +316,5 @@ def gather_info(api_client: Any, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_info(params: Mapping[str, Any]) -> dict[str, Any]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
-    return gather_info(build_api_client(params), params)
+    api_client, identity = connect_to_intended_cluster(params)
+    return {**gather_info(api_client, params), "cluster_identity": identity.as_dict()}

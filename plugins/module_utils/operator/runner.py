@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm, uninstall, upstream, volcano
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
@@ -37,10 +38,10 @@ VOLCANO_DEFAULTS: dict[str, Any] = {
 def run_operator(params: Mapping[str, Any], check_mode: bool = False, want_diff: bool = False) -> dict:
     """The module's result. A failure after the first write is returned (``failed``) with the actions done so far,
     so the user sees where the run stopped."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
-    session = ClusterSession(build_api_client(params), check_mode=check_mode, want_diff=want_diff)
-    result: dict[str, Any] = {"flavor": params["flavor"], "state": params["state"], "check_mode": check_mode}
+    api_client, identity = connect_to_intended_cluster(params)
+    session = ClusterSession(api_client, check_mode=check_mode, want_diff=want_diff)
+    result: dict[str, Any] = {"flavor": params["flavor"], "state": params["state"], "check_mode": check_mode,
+                              "cluster_identity": identity.as_dict()}
     return run_session(session, lambda: dispatch(session, params), result)
 
 

@@ -11,9 +11,8 @@ from typing import Any, Mapping, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.access import Permission, denied
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
     ClusterIdentity,
-    check_expected_uid,
     check_same_cluster,
-    read_cluster_identity,
+    connect_to_intended_cluster,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import (
     LEASE_LOST,
@@ -50,14 +49,12 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
     lease_params = _lease_params(params.get("lease"))
     plan, targets, source = _input(params)
     age = check_plan_age(plan, params.get("max_plan_age")) if plan is not None else None
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
     cancellation = Cancellation()
     with cancel_on_signals_and_parent_exit(cancellation):
         holder = this_holder(playbook=controller_command())
-        api_client = build_api_client(params)
+        api_client, identity = connect_to_intended_cluster(params)
         try:
-            identity = _preflight(api_client, params, plan, source, targets, options)
+            _preflight(api_client, identity, plan, source, targets, options)
             result = _execute_alone(api_client, targets, options, cancellation, holder, lock_timeout, lease_params,
                                     identity)
         finally:
@@ -75,13 +72,11 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
     return result
 
 
-def _preflight(api_client: Any, params: Mapping[str, Any], plan: Optional[dict], source: str,
-               targets: list[Target], options: ExecutorOptions) -> ClusterIdentity:
-    """Before the first eviction (check mode too): the API server answers (one error naming it if not), it is the
-    cluster the inventory pins and the one the plan and the journal were made on, and the user may evict in every
-    namespace of the plan. Raises with what was found; nothing has been done then."""
-    identity = read_cluster_identity(api_client)
-    check_expected_uid(identity, params.get("expected_cluster_uid"), "expected_cluster_uid")
+def _preflight(api_client: Any, identity: ClusterIdentity, plan: Optional[dict], source: str,
+               targets: list[Target], options: ExecutorOptions) -> None:
+    """Before the first eviction (check mode too), after the connection reached the cluster the inventory pins
+    (``connect_to_intended_cluster``): it is the one the plan and the journal were made on, and the user may evict
+    in every namespace of the plan. Raises with what was found; nothing has been done then."""
     check_same_cluster((plan or {}).get("cluster_identity"), identity, f"the plan ({source})",
                        "Plan this cluster and execute that plan, or point the connection at the plan's cluster.")
     if options.journal:
@@ -94,7 +89,6 @@ def _preflight(api_client: Any, params: Mapping[str, Any], plan: Optional[dict],
         raise ExecutorInputError(f"the user of this connection may not evict pods on {identity.server}: it lacks "
                                  f"{'; '.join(missing)}. Grant create on pods/eviction in those namespaces (and get, "
                                  "list on pods); nothing was evicted")
-    return identity
 
 
 def _execute_alone(api_client: Any, targets: list[Target], options: ExecutorOptions, cancellation: Cancellation,

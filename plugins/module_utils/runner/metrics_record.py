@@ -18,6 +18,7 @@ import tempfile
 from datetime import UTC, datetime
 from typing import Any, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import metrics_needs
 
@@ -27,14 +28,13 @@ class RecordRequestError(EngineError):
 
 
 def run_record(params: Mapping[str, Any], check_mode: bool = False) -> dict:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
     if not params.get("dest") and not params.get("prometheus_dest"):
         raise RecordRequestError("give dest (NodeMetrics/PodMetrics file), prometheus_dest (Prometheus answers "
                                  "file), or both")
-    api_client = build_api_client(params)
+    api_client, identity = connect_to_intended_cluster(params)
     queries = _queries(params)
-    result: dict[str, Any] = {"changed": False, "files": {}, "queries": queries}
+    result: dict[str, Any] = {"changed": False, "files": {}, "queries": queries,
+                              "cluster_identity": identity.as_dict()}
     if params.get("dest"):
         from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.metrics_api import (
             MetricsApiUnavailable,

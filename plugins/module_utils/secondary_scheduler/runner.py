@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import OlmRequest
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import run_session
@@ -31,10 +32,10 @@ TRIMARAN_FIELDS = {
 
 def run_secondary_scheduler(params: Mapping[str, Any], check_mode: bool = False, want_diff: bool = False) -> dict:
     """The module's result; a failure after the first write comes back with the actions done so far."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
-    session = ClusterSession(build_api_client(params), check_mode=check_mode, want_diff=want_diff)
-    result: dict[str, Any] = {"state": params["state"], "check_mode": check_mode}
+    api_client, identity = connect_to_intended_cluster(params)
+    session = ClusterSession(api_client, check_mode=check_mode, want_diff=want_diff)
+    result: dict[str, Any] = {"state": params["state"], "check_mode": check_mode,
+                              "cluster_identity": identity.as_dict()}
     return run_session(session, lambda: dispatch(session, params), result)
 
 
