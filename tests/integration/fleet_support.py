@@ -160,8 +160,8 @@ def _load_on_control_plane(cluster: Any, objects: list[dict[str, Any]]) -> None:
     _wait_until_replicasets_own_only_generated_pods(cluster, pods, uids)
 
 
-def _wait_until_replicasets_own_only_generated_pods(cluster: Any, pods: list[dict[str, Any]],
-                                                     uids: dict[tuple[str, str], str]) -> None:
+def _wait_until_replicasets_own_only_generated_pods(
+        cluster: Any, pods: list[dict[str, Any]], uids: dict[tuple[str, str], str]) -> None:
     wanted: dict[str, set[str]] = {uid: set() for uid in uids.values()}
     for pod in pods:
         owner = _controller_of(pod)
