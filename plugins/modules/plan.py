@@ -61,6 +61,19 @@ options:
     type: str
     choices: [Strict, Warn, Ignore]
     default: Strict
+  fail_on:
+    description:
+      - Fail the task (after the reports are written) when the plan finds one of these. Each is always an Ansible
+        warning and an entry of RV(plan_warnings); this makes it an error.
+      - C(cycle_skipped) - the descheduler would skip the cycle and evict nothing, because fewer than 2 ready nodes
+        (of those the policy's C(nodeSelector) picks) are in the input (an empty or node-less snapshot, say).
+      - C(plugin_error) - a plugin reported an error and evicts nothing (for example a load-aware plugin without
+        its metrics). The descheduler goes on with the other plugins, and so does the plan.
+      - C(warning) - any warning of the plan.
+    type: list
+    elements: str
+    choices: [cycle_skipped, plugin_error, warning]
+    default: []
   policy_source:
     description:
       - Where to read the policy from a live cluster when neither O(policy) nor O(kubedescheduler) is given.
@@ -322,6 +335,11 @@ errors:
   returned: always
   type: list
   elements: dict
+fail_on_matched:
+  description: The warnings that failed the task under O(fail_on) (empty when it did not fail).
+  returned: always
+  type: list
+  elements: str
 plan_warnings:
   description:
     - Notes on the input (ignored unknown fields, kinds the cluster does not serve, plugins not simulated).
@@ -385,7 +403,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
     PROMETHEUS_ARG_SPEC,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
-from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import run_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import FAIL_ON_CHOICES, run_plan
 
 ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
@@ -416,6 +434,7 @@ ARGUMENT_SPEC = dict(
     expected_cluster_uid=dict(type="str"),
     field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
     verify=dict(type="str", choices=["none", "server"], default="none"),
+    fail_on=dict(type="list", elements="str", choices=list(FAIL_ON_CHOICES), default=[]),
 )
 
 
@@ -430,6 +449,9 @@ def main() -> None:
     plan["plan_warnings"] = plan.pop("warnings", [])
     for warning in plan["plan_warnings"]:
         module.warn(warning)
+    if plan["fail_on_matched"]:
+        module.fail_json(msg=f"the plan met fail_on ({', '.join(module.params['fail_on'])}): "
+                             + "; ".join(plan["fail_on_matched"]), **plan)
     module.exit_json(changed=False, **plan)
 
 

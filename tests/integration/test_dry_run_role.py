@@ -76,3 +76,23 @@ def test_samples_and_placement_reach_the_plan(tmp_path: Path) -> None:
     assert plan["sampling"]["samples"] == 4 and plan["sampling"]["seed"] == 3
     assert all(0 < e["frequency"] <= 1 for e in plan["evictions"])
     assert all("placement" in e for e in plan["evictions"])
+
+
+def test_a_cluster_whose_cycle_would_be_skipped_fails_when_asked(tmp_path: Path) -> None:
+    """An empty snapshot plans 0 evictions because the descheduler skips the cycle: with dry_run_fail_on that
+    cluster fails (its report and the summary still written), the others do not."""
+    empty = tmp_path / "empty.yaml"
+    empty.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": []}))
+    document = yaml.safe_load(inventory(tmp_path).read_text())
+    hosts = document["clusters"]["hosts"]
+    hosts["broken"]["dry_run_snapshot"] = str(empty)
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(document))
+    process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(tmp_path / "inventory.yml"), "--limit",
+                           "plain,broken", "-e", json.dumps({"dry_run_fail_on": ["cycle_skipped"]}))
+    assert process.returncode != 0, process.stdout[-3000:]
+    summary = json.loads((tmp_path / "out" / "fleet-summary.json").read_text())
+    rows = {row["cluster"]: row for row in summary["clusters"]}
+    assert rows["plain"]["status"] == "ok"
+    assert rows["broken"]["status"] == "failed"
+    assert "the plan met fail_on (cycle_skipped): the descheduler skips this cycle" in rows["broken"]["error"]
+    assert (tmp_path / "out" / "broken" / "plan.json").exists()

@@ -233,3 +233,55 @@ def test_misspelt_kubedescheduler_fields_are_refused_unless_passed_on(kube: Any,
     assert 'did you mean "mode"?' in strict["msg"] and 'did you mean "profileCustomizations"?' in strict["msg"]
     warnings = results["warned"]["plan_warnings"]
     assert any("spec.profileCustomisations" in w and "did you mean" in w for w in warnings), warnings
+
+
+# LowNodeUtilization on measured usage: without a metrics API (this control plane serves none) it reports an error.
+LOAD_AWARE_POLICY = {
+    "apiVersion": "descheduler/v1alpha2",
+    "kind": "DeschedulerPolicy",
+    "metricsProviders": [{"source": "KubernetesMetrics"}],
+    "profiles": [{
+        "name": "load-aware",
+        "pluginConfig": [{"name": "LowNodeUtilization", "args": {
+            "thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 50},
+            "metricsUtilization": {"source": "KubernetesMetrics"}}}],
+        "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}},
+    }],
+}
+
+
+def test_a_plan_that_evicts_nothing_for_a_reason_of_its_input_says_so(tmp_path: Path) -> None:
+    """An empty snapshot: the descheduler skips the cycle. Warned, and a failure under fail_on, after the report."""
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": []}))
+    plan = {"snapshot": str(empty), "policy": RESTARTS_POLICY, "now": NOW}
+    tasks = [{"descheduler.fleet.plan": plan, "register": "warned"},
+             {"descheduler.fleet.plan": {**plan, "fail_on": ["cycle_skipped"], "report_dir": str(tmp_path / "out")},
+              "register": "failed", "ignore_errors": True}]
+    process, results = run_tasks(tmp_path, tasks)
+    assert_succeeded(process)
+    skipped = "the descheduler skips this cycle and evicts nothing: it requires >=2 nodes, found 0 ready node(s)"
+    assert any(w.startswith(skipped) for w in results["warned"]["plan_warnings"]), results["warned"]["plan_warnings"]
+    assert "[WARNING]: the descheduler skips this cycle" in process.stdout + process.stderr
+    assert not results["warned"].get("failed")
+    failed = results["failed"]
+    assert failed["failed"] is True
+    assert failed["msg"].startswith(f"the plan met fail_on (cycle_skipped): {skipped}"), failed["msg"]
+    assert (tmp_path / "out" / "plan.json").exists(), "the report is written before the task fails"
+
+
+def test_a_load_aware_plan_without_metrics_warns_and_fails_when_asked(kube: Any, tmp_path: Path) -> None:
+    if getattr(kube, "is_emulator", False) or getattr(kube, "is_external", False):
+        pytest.skip("needs a cluster that serves no metrics API: the suite's own control plane")
+    kube.load([node("worker-1"), node("worker-2")])
+    plan = {**connection(kube), "policy": LOAD_AWARE_POLICY}
+    tasks = [{"descheduler.fleet.plan": plan, "register": "warned"},
+             {"descheduler.fleet.plan": {**plan, "fail_on": ["plugin_error"]}, "register": "failed",
+              "ignore_errors": True}]
+    process, results = run_tasks(tmp_path, tasks)
+    assert_succeeded(process)
+    prefix = "profile load-aware, plugin LowNodeUtilization: "
+    warned = [w for w in results["warned"]["plan_warnings"] if w.startswith(prefix)]
+    assert warned and warned[0].endswith("; the plugin evicts nothing in this plan"), results["warned"]
+    assert results["failed"]["failed"] is True
+    assert results["failed"]["msg"].startswith(f"the plan met fail_on (plugin_error): {prefix}"), results["failed"]

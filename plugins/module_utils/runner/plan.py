@@ -62,7 +62,9 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     plan["source"] = source
     plan["cluster_identity"] = identity.as_dict()
     plan["policy_origin"] = policy_origin
-    plan["warnings"] = warnings + plan["warnings"]
+    no_op = why_nothing_may_be_evicted(plan)
+    plan["warnings"] = warnings + plan["warnings"] + [w for found in no_op.values() for w in found]
+    plan["fail_on_matched"] = _matched(params.get("fail_on") or [], no_op, plan["warnings"])
     if params.get("verify") == "server":
         # a dryRun=All eviction per planned pod: the API server says whether its PDB allows it now
         from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction import verify_evictions
@@ -75,6 +77,35 @@ def run_plan(params: Mapping[str, Any]) -> dict:
 
         plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"))
     return plan
+
+
+# What fail_on can name: a cycle the descheduler skips, a plugin that reported an error, any warning of the plan.
+FAIL_ON_CHOICES = ("cycle_skipped", "plugin_error", "warning")
+
+
+def why_nothing_may_be_evicted(plan: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The warnings a plan needs when it evicts nothing, or less than the policy asks for, for a reason of its input:
+    the descheduler skips a cycle with fewer than 2 ready nodes (of those its nodeSelector picks), and a plugin that
+    reports an error (a load-aware plugin without its metrics, say) evicts nothing while the cycle goes on."""
+    found: dict[str, list[str]] = {"cycle_skipped": [], "plugin_error": []}
+    reason = (plan.get("cycle") or {}).get("skip_reason")
+    if reason:
+        nodes = (plan.get("snapshot") or {}).get("nodes", 0)
+        found["cycle_skipped"].append(
+            f"the descheduler skips this cycle and evicts nothing: it {reason} ready node(s) its nodeSelector picks "
+            f"(of {nodes} node(s) in the input)")
+    for error in plan.get("errors") or []:
+        found["plugin_error"].append(
+            f"profile {error.get('profile')}, plugin {error.get('plugin')}: {error.get('message')}; the plugin "
+            "evicts nothing in this plan")
+    return found
+
+
+def _matched(fail_on: list[str], no_op: Mapping[str, list[str]], warnings: list[str]) -> list[str]:
+    """The warnings that fail the task under ``fail_on``, in the plan's order."""
+    if "warning" in fail_on:
+        return list(warnings)
+    return [w for reason in FAIL_ON_CHOICES if reason in fail_on for w in no_op.get(reason, [])]
 
 
 def _samples(params: Mapping[str, Any]) -> Any:
