@@ -59,7 +59,7 @@ options:
 EXAMPLES = r"""
 - name: Write the fleet summary once the clusters are planned
   descheduler.fleet.fleet_report:
-    clusters: "{{ ansible_play_hosts_all | map('extract', hostvars, 'descheduler_dry_run_result') | list }}"
+    clusters: "{{ ansible_play_hosts_all | map('extract', hostvars, 'dry_run_result') | select('defined') | list }}"
     report_dir: reports/
   run_once: true
   delegate_to: localhost

@@ -216,8 +216,11 @@ options:
 notes:
   - Where the descheduler itself is random (Go map iteration, unstable sorts), the plan uses a fixed order
     (nodes by name, pods by namespace and name) and stable sorts; ties may be broken differently from a real run.
-  - LowNodeUtilization with metrics (KubernetesMetrics or Prometheus) cannot be simulated from objects; the plugin
-    is then reported in RV(errors) and skipped, as the descheduler does when a plugin fails.
+  - Plugins that read measured usage (LowNodeUtilization with C(KubernetesMetrics) or C(Prometheus), Volcano's
+    C(LoadAware)) are simulated from the metrics of a live cluster, or offline from recorded ones (O(metrics_file),
+    O(prometheus_result), both written by M(descheduler.fleet.metrics_record)). Without them the plugin reports an
+    error in RV(errors) and evicts nothing, as the descheduler does when a plugin fails; the plan warns (see
+    O(fail_on)).
 requirements:
   - kubernetes >= 31.0.0 (for a live cluster)
   - PyYAML
@@ -258,6 +261,41 @@ EXAMPLES = r"""
           plugins:
             deschedule:
               enabled: [RemovePodsHavingTooManyRestarts]
+
+- name: How likely each eviction is - 20 sampled cycles - and where the replacements would land
+  descheduler.fleet.plan:
+    snapshot: snapshots/prod.yaml
+    now: "2026-11-22T12:00:00Z"
+    kubedescheduler:
+      profiles: [LifecycleAndUtilization]
+    samples: 20
+    seed: 1
+    placement: true
+    report_dir: reports/prod
+  register: sampled
+
+- name: Record the cluster's metrics once, for load-aware plans that can be replayed offline
+  descheduler.fleet.metrics_record:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    context: prod
+    kubedescheduler:
+      profiles: [LifecycleAndUtilization]
+      profileCustomizations:
+        devActualUtilizationProfile: PrometheusCPUCombined
+    dest: snapshots/prod-metrics.json
+    prometheus_dest: snapshots/prod-prometheus.json
+
+- name: Replay a load-aware plan from the recorded metrics (the same plan on every run)
+  descheduler.fleet.plan:
+    snapshot: snapshots/prod.yaml
+    now: "2026-11-22T12:00:00Z"
+    kubedescheduler:
+      profiles: [LifecycleAndUtilization]
+      profileCustomizations:
+        devActualUtilizationProfile: PrometheusCPUCombined
+    metrics_file: snapshots/prod-metrics.json
+    prometheus_result: snapshots/prod-prometheus.json
+    fail_on: [plugin_error]
 
 - name: Show the evictions
   ansible.builtin.debug:

@@ -94,7 +94,8 @@ def check_plan_age(plan: Mapping[str, Any], max_age: Optional[str], now: Optiona
         if age > limit:
             raise ExecutorInputError(
                 f"the plan is {_human(age)} old (computed for {plan.get('now')}), more than max_plan_age "
-                f"{max_age}: the cluster has changed since; compute a new plan and review it")
+                f"{max_age}: the cluster has changed since; compute a new plan of the live cluster and review it "
+                "(a plan made for a fixed now, as the demo inventory's dry_run_now, ages like any other)")
     return age
 
 
