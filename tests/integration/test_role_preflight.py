@@ -62,8 +62,11 @@ def test_a_misspelt_variable_stops_that_host_with_the_name_it_meant(kube: Any, t
             "descheduler_fleet_connection?)") in process.stdout
     assert ("role-typo: unknown variable(s) for role descheduler.fleet.dry_run: dry_run_snapshots (did you mean "
             "dry_run_snapshot?)") in process.stdout
-    assert set(fleet_summary(tmp_path)) == {"good"}, "only the good host was planned"
-    assert fleet_summary(tmp_path)["good"]["status"] == "ok"
+    rows = fleet_summary(tmp_path)
+    assert rows["good"]["status"] == "ok"
+    assert rows["typo"]["status"] == rows["role-typo"]["status"] == "failed", "the refused hosts are in the summary"
+    assert "descheduler_fleet_conection (did you mean descheduler_fleet_connection?)" in rows["typo"]["error"]
+    assert "dry_run_snapshots (did you mean dry_run_snapshot?)" in rows["role-typo"]["error"]
     assert not (tmp_path / "out" / "typo").exists() and not (tmp_path / "out" / "role-typo").exists()
 
     # the evict role refuses the same host before it computes or executes anything (check mode included)
