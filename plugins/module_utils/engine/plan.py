@@ -67,8 +67,9 @@ def policy_document(policy: Mapping[str, Any], policy_kind: str, snapshot: Snaps
         return policy
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import KubeDeschedulerError
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import spec_of
 
-    spec = policy.get("spec") if isinstance(policy, Mapping) and policy.get("kind") == "KubeDescheduler" else policy
+    spec = spec_of(policy)
     if not isinstance(spec, Mapping):
         raise PolicyError("kubedescheduler", spec, "expected a KubeDescheduler spec mapping")
     kwargs: dict[str, Any] = {"namespaces": sorted(snapshot.namespaces) or _pod_namespaces(snapshot)}

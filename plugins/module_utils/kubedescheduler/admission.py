@@ -9,10 +9,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     Finding,
     _customizations,
     _error,
+    _finding,
     _is_int,
     _present,
     _suggest,
-    _warning,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.go_duration import (
     _is_openapi_duration,
@@ -33,6 +33,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     MAX_PROFILES,
     MODES,
     PROFILES,
+    PRUNED_BY_API_SERVER,
+    WARNING,
 )
 
 _SPEC_FIELDS = (
@@ -83,7 +85,7 @@ def _type_error(path: str, value: Any, expected: str) -> Finding:
     )
 
 
-# What an unknown field's finding says (is_unknown_field in validation.py tells them apart by it).
+# Why an unknown field is reported (its finding's operator_behaviour is PRUNED_BY_API_SERVER).
 UNKNOWN_FIELD_WHY = "not a field of KubeDescheduler v1"
 
 
@@ -95,12 +97,14 @@ def _check_unknown_fields(mapping: dict, path: str, known: tuple[str, ...]) -> l
         close = difflib.get_close_matches(str(key), known, n=1)
         hint = f'did you mean "{close[0]}"?' if close else f"known fields: {', '.join(known)}"
         findings.append(
-            _warning(
+            _finding(
+                WARNING,
                 f"{path}.{key}",
                 mapping[key],
                 f"{UNKNOWN_FIELD_WHY}; the CRD is structural, so the API server prunes it "
                 "(oc/kubectl apply with strict field validation rejects it instead)",
                 f"remove it ({hint})",
+                PRUNED_BY_API_SERVER,
             )
         )
     return findings

@@ -50,6 +50,14 @@ CUSTOMIZATION_OPTIONS = {
 NAMESPACE_OPTIONS = {"included": "included", "excluded": "excluded"}
 
 
+def spec_of(document: Any) -> Any:
+    """The spec of a whole KubeDescheduler object (kind KubeDescheduler), else the document itself: the options
+    that take a KubeDescheduler accept either."""
+    if isinstance(document, Mapping) and document.get("kind") == "KubeDescheduler":
+        return document.get("spec")
+    return document
+
+
 def _camel(options: Optional[Mapping[str, Any]], names: Mapping[str, str]) -> dict[str, Any]:
     """Set suboptions only (Ansible fills unset ones with None)."""
     return {names[key]: value for key, value in (options or {}).items() if value is not None and key in names}

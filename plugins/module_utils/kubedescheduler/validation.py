@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.admission import (
-    UNKNOWN_FIELD_WHY,
     _admission_findings,
     _type_error,
 )
@@ -31,6 +30,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     ADMISSION_REJECTED,
     ERROR,
+    PRUNED_BY_API_SERVER,
 )
 
 # How fields KubeDescheduler v1 does not have are treated, named as the API server's fieldValidation: Strict rejects
@@ -95,7 +95,15 @@ def _raise_for_errors(findings: list[Finding]) -> None:
 
 
 def is_unknown_field(finding: Finding) -> bool:
-    return UNKNOWN_FIELD_WHY in finding.message
+    return finding.operator_behaviour == PRUNED_BY_API_SERVER
+
+
+def unknown_field_findings(spec: Any) -> list[Finding]:
+    """Only the fields KubeDescheduler v1 does not have (spec, evictionLimits, profileCustomizations...), without the
+    other checks: what field_validation decides on before anything else is done."""
+    if not isinstance(spec, dict):
+        return []
+    return [finding for finding in _admission_findings(spec) if is_unknown_field(finding)]
 
 
 def apply_field_validation(findings: list[Finding], field_validation: str) -> list[Finding]:

@@ -12,6 +12,8 @@ LOG_ONLY_IGNORED = "log-only-ignored"
 OPERAND_FAILS = "operand-fails"
 PLATFORM_DEPENDENT = "platform-dependent"
 NOT_APPLICABLE = "n/a"
+# A field the structural CRD does not have: the API server drops it, the operator never sees it.
+PRUNED_BY_API_SERVER = "pruned-by-api-server"
 
 ERROR = "error"
 WARNING = "warning"

@@ -194,16 +194,14 @@ def _kubedescheduler_field_warnings(params: Mapping[str, Any]) -> list[str]:
     spec = params.get("kubedescheduler")
     if spec is None:
         return []
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import spec_of
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
         apply_field_validation,
-        is_unknown_field,
-        validate_kubedescheduler_spec,
+        unknown_field_findings,
     )
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import ERROR
 
-    spec = spec.get("spec", spec) if isinstance(spec, Mapping) and spec.get("kind") == "KubeDescheduler" else spec
-    unknown = [f for f in validate_kubedescheduler_spec(dict(spec)) if is_unknown_field(f)] if isinstance(
-        spec, Mapping) else []
+    unknown = unknown_field_findings(spec_of(spec))
     judged = apply_field_validation(unknown, params.get("field_validation") or "Strict")
     errors = [f.message for f in judged if f.severity == ERROR]
     if errors:

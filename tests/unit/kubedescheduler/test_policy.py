@@ -38,6 +38,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     OPERAND_FAILS,
     PLATFORM_DEPENDENT,
     PROFILES,
+    PRUNED_BY_API_SERVER,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kubedescheduler"
@@ -1087,8 +1088,11 @@ def test_every_warning_is_not_applicable_and_actionable() -> None:
     found = warnings(validate_kubedescheduler_spec(spec))
     assert len(found) >= 5
     for finding in found:
-        assert finding.operator_behaviour == NOT_APPLICABLE
+        # an unknown field is pruned by the API server; every other warning has no effect on the cluster
+        expected = PRUNED_BY_API_SERVER if finding.field == "spec.bogus" else NOT_APPLICABLE
+        assert finding.operator_behaviour == expected, finding
         assert_names_field_and_fix(finding)
+    assert any(finding.field == "spec.bogus" for finding in found)
 
 
 def test_field_validation_makes_unknown_fields_errors_warnings_or_nothing() -> None:
