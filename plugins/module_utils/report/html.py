@@ -1,7 +1,8 @@
 """Shared helpers for the self-contained HTML reports: escaping, elements, tables, badges and the inline SVG chart.
 
 Every piece of text goes through ``escape``; only ``Markup`` (HTML built here) is inserted as is. The pages carry
-their CSS inline and use no JavaScript, fonts or other external assets, so a report can be mailed or archived alone.
+their CSS inline and use no fonts or other external assets, so a report can be mailed or archived alone. The only
+JavaScript is the inline pager of a long evictions table (evictions_table.py); the page reads the same without it.
 """
 
 from __future__ import annotations
@@ -230,6 +231,13 @@ ul.plain { list-style: none; margin: 0; padding: 0; }
 td svg { vertical-align: middle; }
 .plain li { margin: 0; }
 .minibar { fill: var(--cpu); } .minibar-track { fill: var(--track); }
+.scale.tone-amber { color: var(--amber); background: var(--amber-bg); padding: 6px 10px; border-radius: 6px; }
+.pager-tools { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 6px 0; }
+.pager-tools[hidden] { display: none; }
+.pager-tools input, .pager-tools button { font: inherit; color: var(--fg); border: 1px solid var(--border);
+  border-radius: 6px; padding: 3px 10px; background: var(--bg); }
+.pager-tools input { flex: 0 1 340px; } .pager-tools button { background: var(--panel); }
+details.pager-more > summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
 @media print { thead th { position: static; } }
 """
 

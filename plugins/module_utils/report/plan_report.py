@@ -1,7 +1,9 @@
 """A cluster's descheduling plan (docs/plan-format.md) as plan.json, plan.md and a self-contained plan.html.
 
 The plan is read once into a ``PlanView`` that tolerates missing keys and unexpected types (a skipped cycle, a plan
-trimmed to its summary, hand-edited JSON); both renderers only read the view. Pure stdlib, no Ansible imports.
+trimmed to its summary, hand-edited JSON); both renderers only read the view. The evictions table, the limits and
+scale facts and the usage the balance plugins classed nodes on come from evictions_table.py, plan_scale.py and
+node_classes.py, which never import this module. Pure stdlib, no Ansible imports.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ import os
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.report import (
     actual_report,
+    evictions_table,
     placement_report,
     sampling_report,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.evictions_table import Eviction, read_eviction
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
     ChartBadge,
     ChartGroup,
@@ -28,12 +32,37 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.html impo
     before_after_chart,
     bullet_list,
     element,
-    escape,
     join,
     key_figure,
     page,
     percent,
     table,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.markdown import markdown_table, markdown_text
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.node_classes import (
+    CLASSES_NOTE,
+    RANGE_NOTE,
+    Range,
+    is_range,
+    seen_text,
+    seen_usage,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_scale import (
+    LimitReached,
+    Scale,
+    limits_reached,
+    limits_text,
+    plan_scale,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import (
+    as_bool,
+    as_count,
+    as_dict,
+    as_list,
+    as_number,
+    as_text,
+    as_text_list,
+    ranked,
 )
 
 PLAN_FILES = {"json": "plan.json", "markdown": "plan.md", "html": "plan.html"}
@@ -47,81 +76,7 @@ THRESHOLD_ARGS = {
 }
 
 
-# --- tolerant readers: the plan may come from anywhere, a report must still be written --------------------------------
-
-
-def as_dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list:
-    return list(value) if isinstance(value, (list, tuple)) else []
-
-
-def as_number(value: Any) -> Optional[float]:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            return float(value.strip().rstrip("%"))
-    return None
-
-
-def as_count(value: Any) -> int:
-    number = as_number(value)
-    return int(number) if number is not None and number >= 0 else 0
-
-
-def as_text(value: Any) -> str:
-    return "" if value is None else str(value)
-
-
-def as_bool(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "on", "1", "y")
-    return bool(value)
-
-
-def as_text_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value] if value else []
-    return [as_text(item) for item in as_list(value) if item is not None]
-
-
-def ranked(counts: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
-    """Largest first, then by name, so equal counts always come out in the same order."""
-    return sorted(counts, key=lambda item: (-item[1], item[0]))
-
-
 # --- the view ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Eviction:
-    order: str
-    namespace: str
-    name: str
-    node: str
-    owner_kind: str
-    owner_name: str
-    plugin: str
-    profile: str
-    reason: str
-
-    @property
-    def pod(self) -> str:
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
-
-    @property
-    def owner(self) -> str:
-        return "/".join(part for part in (self.owner_kind, self.owner_name) if part)
-
-    @property
-    def owner_key(self) -> Optional[str]:
-        """namespace/Kind/name, as the plan's summary.by_owner counts owners."""
-        return f"{self.namespace}/{self.owner_kind}/{self.owner_name}" if self.owner_kind or self.owner_name else None
 
 
 @dataclass
@@ -133,6 +88,7 @@ class NodeUsage:
     unschedulable: bool = False
     ready: Optional[bool] = None
     in_cycle: Optional[bool] = None
+    seen: dict[str, dict[str, Range]] = field(default_factory=dict)  # "profile/plugin" -> what it saw, if not before
 
     @property
     def class_values(self) -> list[str]:
@@ -161,19 +117,12 @@ class Threshold:
 
 @dataclass
 class LimitsHit:
+    """summary.limits.hit as the plan gives it (the fleet summary reads it); the report itself says which limits
+    were reached from ``limits_reached``, which also counts the pods each one spared."""
+
     total: bool = False
     nodes: list[str] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
-
-    @property
-    def any(self) -> bool:
-        return self.total or bool(self.nodes) or bool(self.namespaces)
-
-    def describe(self) -> str:
-        parts = ["total" if self.total else ""]
-        parts.append(f"nodes: {', '.join(self.nodes)}" if self.nodes else "")
-        parts.append(f"namespaces: {', '.join(self.namespaces)}" if self.namespaces else "")
-        return "; ".join(p for p in parts if p) or "none"
 
 
 @dataclass
@@ -200,6 +149,7 @@ class PlanView:
     by_owner: list[tuple[str, int]]
     limits: dict[str, int]  # the configured ones only
     limits_hit: LimitsHit
+    limits_reached: list[LimitReached]  # the limits that were hit or spared pods
     spared_total: int
     spared: list[SparedReason]
     resources: list[str]
@@ -209,18 +159,24 @@ class PlanView:
     errors: list[str]
     warnings: list[str]
     snapshot: dict[str, int]
+    scale: Scale
 
 
 def read_plan(plan: Any, cluster: Optional[str] = None) -> PlanView:
     plan = as_dict(plan)
     summary = as_dict(plan.get("summary"))
     cycle = as_dict(plan.get("cycle"))
-    evictions = [_eviction(item, index) for index, item in enumerate(as_list(plan.get("evictions")), start=1)]
+    evictions = [read_eviction(item, index) for index, item in enumerate(as_list(plan.get("evictions")), start=1)]
     evictions = [e for e in evictions if e is not None]
     cycle_nodes = as_text_list(cycle.get("nodes"))
     utilization = as_dict(plan.get("utilization"))
-    total = as_number(summary.get("total"))
+    count = as_number(summary.get("total"))
+    total = int(count) if count is not None else len(evictions)
     thresholds, deviation_thresholds = read_thresholds(plan.get("policy"))
+    by_node = dict(_counts(summary.get("by_node"), evictions, lambda e: e.node))
+    nodes = sort_nodes(_node_usages(utilization.get("nodes"), cycle_nodes, seen_usage(plan)))
+    snapshot = {k: as_count(v) for k, v in as_dict(plan.get("snapshot")).items()}
+    spared = as_dict(plan.get("spared"))
     return PlanView(
         cluster=as_text(cluster or plan.get("cluster")),
         now=as_text(plan.get("now")),
@@ -229,35 +185,25 @@ def read_plan(plan: Any, cluster: Optional[str] = None) -> PlanView:
         skip_reason=as_text(cycle.get("skip_reason")),
         cycle_nodes=cycle_nodes,
         evictions=evictions,
-        total=int(total) if total is not None else len(evictions),
+        total=total,
         by_plugin=_counts(summary.get("by_plugin"), evictions, lambda e: e.plugin),
         by_profile=_counts(summary.get("by_profile"), evictions, lambda e: e.profile),
         by_namespace=_counts(summary.get("by_namespace"), evictions, lambda e: e.namespace),
-        by_node=dict(_counts(summary.get("by_node"), evictions, lambda e: e.node)),
+        by_node=by_node,
         by_owner=_counts(summary.get("by_owner"), evictions, lambda e: e.owner_key),
         limits=_configured_limits(as_dict(summary.get("limits"))),
         limits_hit=_limits_hit(as_dict(as_dict(summary.get("limits")).get("hit"))),
-        spared_total=as_count(as_dict(plan.get("spared")).get("total")),
-        spared=_spared(as_dict(as_dict(plan.get("spared")).get("by_reason"))),
+        limits_reached=limits_reached(summary.get("limits"), spared.get("by_reason")),
+        spared_total=as_count(spared.get("total")),
+        spared=_spared(as_dict(spared.get("by_reason"))),
         resources=as_text_list(utilization.get("resources")) or list(RESOURCES),
-        nodes=sort_nodes(_node_usages(utilization.get("nodes"), cycle_nodes)),
+        nodes=nodes,
         thresholds=thresholds,
         deviation_thresholds=deviation_thresholds,
         errors=[_error_text(item) for item in as_list(plan.get("errors"))],
         warnings=as_text_list(plan.get("warnings")),
-        snapshot={k: as_count(v) for k, v in as_dict(plan.get("snapshot")).items()},
-    )
-
-
-def _eviction(item: Any, index: int) -> Optional[Eviction]:
-    if not isinstance(item, dict):
-        return None
-    owner = as_dict(item.get("owner"))
-    return Eviction(
-        order=as_text(item.get("order", index)), namespace=as_text(item.get("namespace")),
-        name=as_text(item.get("name")), node=as_text(item.get("node")), owner_kind=as_text(owner.get("kind")),
-        owner_name=as_text(owner.get("name")), plugin=as_text(item.get("plugin")), profile=as_text(item.get("profile")),
-        reason=as_text(item.get("reason")),
+        snapshot=snapshot,
+        scale=plan_scale(total, snapshot, by_node, len(nodes)),
     )
 
 
@@ -293,7 +239,7 @@ def _percentages(value: Any) -> dict[str, Optional[float]]:
     return {as_text(resource): as_number(pct) for resource, pct in as_dict(value).items()}
 
 
-def _node_usages(nodes: Any, cycle_nodes: list[str]) -> list[NodeUsage]:
+def _node_usages(nodes: Any, cycle_nodes: list[str], seen: dict[str, dict[str, dict[str, Range]]]) -> list[NodeUsage]:
     usages = []
     for node in as_list(nodes):
         if not isinstance(node, dict) or node.get("name") in (None, ""):
@@ -307,7 +253,7 @@ def _node_usages(nodes: Any, cycle_nodes: list[str]) -> list[NodeUsage]:
             name=name, before=_percentages(node.get("before")), after=_percentages(node.get("after")),
             classes={as_text(k): as_text(v) for k, v in as_dict(node.get("classes")).items()},
             unschedulable=as_bool(node.get("unschedulable")),
-            ready=as_bool(node["ready"]) if "ready" in node else None, in_cycle=in_cycle,
+            ready=as_bool(node["ready"]) if "ready" in node else None, in_cycle=in_cycle, seen=seen.get(name, {}),
         ))
     return usages
 
@@ -433,19 +379,6 @@ def write_plan_report(plan: dict, out_dir: str, *, cluster: Optional[str] = None
 # --- Markdown ---------------------------------------------------------------------------------------------------------
 
 
-def markdown_text(value: Any) -> str:
-    """Inline Markdown: backslashes, pipes and '<' escaped (no table breaks, no raw HTML), one line."""
-    text = as_text(value).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<")
-    return " ".join(text.split())
-
-
-def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], empty_text: str = "None.") -> str:
-    lines = ["| " + " | ".join(markdown_text(h) for h in headers) + " |",
-             "| " + " | ".join(["---"] * len(headers)) + " |"]
-    body = ["| " + " | ".join(markdown_text(cell) or " " for cell in row) + " |" for row in rows]
-    return "\n".join(lines + body) if body else f"_{empty_text}_"
-
-
 def plan_title(view: PlanView) -> str:
     parts = ["Descheduling plan"] + [p for p in (view.cluster, view.now) if p]
     return " — ".join(parts)
@@ -474,8 +407,21 @@ def nodes_line(view: PlanView) -> str:
 
 
 def limits_line(view: PlanView) -> str:
-    configured = ", ".join(f"{name} {value}" for name, value in view.limits.items()) or "none configured"
-    return f"{configured}; reached: {view.limits_hit.describe()}"
+    return limits_text(view.limits, view.limits_reached)
+
+
+def class_labels(node: NodeUsage, resources: list[str]) -> list[str]:
+    """"class (profile/plugin)", with what that plugin saw where it differs from the usage before the cycle."""
+    return [f"{value} ({key}; {seen_text(node.seen[key], resources)})" if key in node.seen else f"{value} ({key})"
+            for key, value in sorted(node.classes.items())]
+
+
+def classes_notes(view: PlanView) -> list[str]:
+    """Why a class may not match the usage before the cycle: said wherever classes are shown."""
+    if not any(node.classes for node in view.nodes):
+        return []
+    ranged = any(is_range(value) for node in view.nodes for seen in node.seen.values() for value in seen.values())
+    return [CLASSES_NOTE, RANGE_NOTE] if ranged else [CLASSES_NOTE]
 
 
 def render_markdown(plan: dict, *, cluster: Optional[str] = None) -> str:
@@ -484,7 +430,10 @@ def render_markdown(plan: dict, *, cluster: Optional[str] = None) -> str:
     if view.skipped:
         sections.append(f"> **Cycle skipped:** {markdown_text(view.skip_reason or 'no reason given')}. "
                         "The descheduler would not run its plugins.")
-    sections += [_markdown_summary(view), _markdown_evictions(view), sampling_report.markdown_section(plan),
+    if view.scale.large:
+        sections.append(f"> **Warning:** {markdown_text(view.scale.warning())}")
+    sections += [_markdown_summary(view), evictions_table.markdown_section(view.evictions),
+                 sampling_report.markdown_section(plan),
                  actual_report.markdown_section(plan), placement_report.markdown_section(plan),
                  _markdown_spared(view), _markdown_nodes(view),
                  _markdown_problems(view)]
@@ -502,15 +451,10 @@ def _markdown_summary(view: PlanView) -> str:
     rows += [("profile", name, count) for name, count in view.by_profile]
     table_text = "\n".join(["| Evictions | Name | Count |", "| --- | --- | ---: |"]
                            + [f"| {kind} | {markdown_text(name)} | {count} |" for kind, name, count in rows])
-    facts = [f"- Pods spared: {view.spared_total}", f"- Limits: {markdown_text(limits_line(view))}",
+    facts = [f"- Scale: {markdown_text(view.scale.describe())}", f"- Pods spared: {view.spared_total}",
+             f"- Limits: {markdown_text(limits_line(view))}",
              f"- Errors: {len(view.errors)}, warnings: {len(view.warnings)}"]
     return "## Summary\n\n" + table_text + "\n\n" + "\n".join(facts)
-
-
-def _markdown_evictions(view: PlanView) -> str:
-    rows = [(e.order, e.pod, e.node, e.owner or "—", e.plugin, e.profile, e.reason) for e in view.evictions]
-    headers = ("#", "Pod", "Node", "Owner", "Plugin", "Profile", "Reason")
-    return "## Evictions\n\n" + markdown_table(headers, rows, "No pod would be evicted.")
 
 
 def _markdown_spared(view: PlanView) -> str:
@@ -525,10 +469,11 @@ def _markdown_nodes(view: PlanView) -> str:
     rows = []
     for node in view.nodes:
         label = node.name + (f" ({', '.join(node_notes(node))})" if node_notes(node) else "")
-        classes = ", ".join(f"{value} ({key})" for key, value in sorted(node.classes.items())) or "—"
+        classes = ", ".join(class_labels(node, resources)) or "—"
         rows.append((label, *(before_after(node, r) for r in resources), view.by_node.get(node.name, 0), classes))
-    intro = "Requests as a percentage of allocatable, before → after the planned evictions.\n\n"
-    return "## Node utilization\n\n" + intro + markdown_table(headers, rows, "No utilization data.")
+    intro = " ".join(["Requests as a percentage of allocatable, before → after the planned evictions.",
+                      *map(markdown_text, classes_notes(view))])
+    return "## Node utilization\n\n" + intro + "\n\n" + markdown_table(headers, rows, "No utilization data.")
 
 
 def _markdown_problems(view: PlanView) -> str:
@@ -543,9 +488,9 @@ def _markdown_problems(view: PlanView) -> str:
 def render_html(plan: dict, *, cluster: Optional[str] = None) -> str:
     view = read_plan(plan, cluster)
     body = [_html_header(view), *_html_notices(view), _html_chart(view), _html_summary(view),
-            _html_evictions(view), sampling_report.html_section(plan), actual_report.html_section(plan),
-            placement_report.html_section(plan), _html_spared(view), _html_nodes(view),
-            _html_problems(view)]
+            evictions_table.html_section(view.evictions, view.total), sampling_report.html_section(plan),
+            actual_report.html_section(plan), placement_report.html_section(plan), _html_spared(view),
+            _html_nodes(view), _html_problems(view)]
     return str(page(plan_title(view), body))
 
 
@@ -558,7 +503,7 @@ def _html_header(view: PlanView) -> Markup:
         key_figure("Evictions", view.total, "blue" if view.total else "neutral"),
         key_figure("Nodes in cycle", nodes_line(view)),
         key_figure("Pods spared", view.spared_total),
-        key_figure("Limits reached", "yes" if view.limits_hit.any else "no", "amber" if view.limits_hit.any else ""),
+        key_figure("Limits reached", "yes" if view.limits_reached else "no", "amber" if view.limits_reached else ""),
         key_figure("Errors", len(view.errors), "red" if view.errors else "green"),
         key_figure("Warnings", len(view.warnings), "amber" if view.warnings else "neutral"),
     ]
@@ -580,6 +525,9 @@ def _html_notices(view: PlanView) -> list[Markup]:
                                        "The cycle went on without them; see ",
                                        element("a", "Errors and warnings", href="#problems"), "."],
                                class_="notice tone-red", role="note"))
+    if view.scale.large:
+        notices.append(element("div", [element("strong", "Large plan: "), view.scale.warning()], class_="notice",
+                               role="note"))
     return notices
 
 
@@ -601,7 +549,7 @@ def _html_chart(view: PlanView) -> Markup:
     groups = [_chart_group(node, view, domain) for node in shown]
     label = (f"Requests as a percentage of allocatable for {len(shown)} nodes, before and after the planned "
              "evictions")
-    parts = [heading, _chart_legend(view, domain), before_after_chart(groups, label=label)]
+    parts = [heading, _chart_legend(view, domain), *_classes_paragraph(view), before_after_chart(groups, label=label)]
     if omitted:
         parts.append(element("p", f"{omitted} more nodes (least changed and least loaded) are not drawn; the node "
                                   "table lists all of them.", class_="muted"))
@@ -625,18 +573,29 @@ def _chart_legend(view: PlanView, domain: str) -> Markup:
     return element("div", items, class_="legend")
 
 
+def _classes_paragraph(view: PlanView) -> list[Markup]:
+    notes = classes_notes(view)
+    return [element("p", " ".join(notes), class_="muted")] if notes else []
+
+
+def _class_title(node: NodeUsage, value: str, resources: list[str]) -> str:
+    """The plugins that gave ``value``, each with what it saw where that differs from the usage before the cycle."""
+    keys = [k for k, v in sorted(node.classes.items()) if v == value]
+    return ", ".join(f"{k} ({seen_text(node.seen[k], resources)})" if k in node.seen else k for k in keys)
+
+
 def _chart_group(node: NodeUsage, view: PlanView, domain: str = "") -> ChartGroup:
     # thresholds only apply to the nodes handed to the plugins
     applies = node.in_cycle is not False
     rows = [ChartRow(resource, node.before.get(resource), node.after.get(resource),
                      [(t.value, t.kind) for t in view.thresholds.get(resource, [])] if applies else [])
             for resource in view.resources]
-    badges = [ChartBadge(value, value, ", ".join(k for k, v in sorted(node.classes.items()) if v == value))
-              for value in node.class_values]
+    badges = [ChartBadge(value, value, _class_title(node, value, view.resources)) for value in node.class_values]
     badges += [ChartBadge(note, "neutral") for note in node_notes(node)]
     usage = ", ".join(f"{r} {before_after(node, r)}" for r in view.resources)
     state = ", ".join(node.class_values + node_notes(node))
-    description = f"{node.name}{f' ({state})' if state else ''}: {usage}"
+    seen = "".join(f"; {key} {seen_text(usage, view.resources)}" for key, usage in sorted(node.seen.items()))
+    description = f"{node.name}{f' ({state})' if state else ''}: {usage}{seen}"
     label = node.name[: -len(domain)] if domain else node.name
     return ChartGroup(node.name, rows, badges, description, label)
 
@@ -648,28 +607,21 @@ def _count_table(title: str, counts: list[tuple[str, int]], header: str) -> Mark
 
 def _html_summary(view: PlanView) -> Markup:
     limits = bullet_list([f"{name}: {value}" for name, value in view.limits.items()] or ["No limits configured."])
-    reached = element("p", ["Reached: ", element("strong", view.limits_hit.describe())])
+    if view.limits_reached:
+        reached = element("div", ["Reached:", bullet_list([element("strong", limit.describe())
+                                                           for limit in view.limits_reached])])
+    else:
+        reached = element("p", element("strong", "No limit reached."))
+    scale = element("p", ["Scale: ", element("strong", view.scale.describe())],
+                    class_="scale tone-amber" if view.scale.large else "scale")
     columns = [
         _count_table("By plugin", view.by_plugin, "Plugin"),
         _count_table("By profile", view.by_profile, "Profile"),
         _count_table("Top namespaces", view.by_namespace[:10], "Namespace"),
         element("div", [element("h3", "Eviction limits"), limits, reached], class_="limits"),
     ]
-    return element("section", [element("h2", "Summary", id="summary"), element("div", columns, class_="columns")])
-
-
-def _pod_cell(eviction: Eviction) -> Markup:
-    if not eviction.namespace:
-        return escape(eviction.name)
-    return join([element("span", f"{eviction.namespace}/", class_="ns"), eviction.name])
-
-
-def _html_evictions(view: PlanView) -> Markup:
-    rows = [(e.order, _pod_cell(e), e.node, e.owner or "—", e.plugin, e.profile, e.reason) for e in view.evictions]
-    headers = ("#", "Pod", "Node", "Owner", "Plugin", "Profile", "Reason")
-    return element("section", [element("h2", f"Evictions ({view.total})", id="evictions"),
-                               table(headers, rows, numeric=(0,), nowrap=(2, 4, 5),
-                                     empty_text="No pod would be evicted.")])
+    return element("section", [element("h2", "Summary", id="summary"), scale,
+                               element("div", columns, class_="columns")])
 
 
 def _html_spared(view: PlanView) -> Markup:
@@ -685,13 +637,15 @@ def _html_nodes(view: PlanView) -> Markup:
     headers = ("Node", *view.resources, "Evicted", "Classes")
     rows = []
     for node in view.nodes:
-        badges = [badge(value, value, ", ".join(k for k, v in sorted(node.classes.items()) if v == value))
+        badges = [badge(value, value, _class_title(node, value, view.resources))
                   for value in node.class_values] + [badge(note) for note in node_notes(node)]
+        seen = [element("div", f"{key}: {seen_text(usage, view.resources)}", class_="muted")
+                for key, usage in sorted(node.seen.items())]
         rows.append((node.name, *(before_after(node, r) for r in view.resources),
-                     view.by_node.get(node.name, 0), join(badges) if badges else "—"))
+                     view.by_node.get(node.name, 0), join(badges + seen) if badges else "—"))
     numeric = tuple(range(1, len(view.resources) + 2))
-    intro = element("p", "Requests as a percentage of allocatable, before → after the planned evictions; all nodes.",
-                    class_="muted")
+    intro = element("p", " ".join(["Requests as a percentage of allocatable, before → after the planned evictions; "
+                                   "all nodes.", *classes_notes(view)]), class_="muted")
     return element("section", [element("h2", f"Nodes ({len(view.nodes)})", id="nodes"), intro,
                                table(headers, rows, numeric=numeric, empty_text="No utilization data.")])
 
