@@ -41,11 +41,17 @@ def test_new_namespaces_get_what_controllers_give_them(kube: Any, api_client: An
 
 
 def test_replicaset_pods_are_placed_run_and_are_replaced(kube: Any, namespace: str) -> None:
-    kube.load([node("worker-1"), node("worker-2"), node("tainted", labels={})])
-    kube.patch("Node", None, "tainted", {"spec": {"taints": [{"key": "dedicated", "effect": "NoSchedule"}]}})
-    create(kube, replicaset(namespace, "web", 4))
+    # Nodes of this test only (and a nodeSelector for them): the stand-in spreads by the pods on each node, and
+    # pods of earlier tests' namespaces that are still being deleted may be on shared node names.
+    group = {"spread-test": namespace}
+    first, second, tainted = f"{namespace}-a", f"{namespace}-b", f"{namespace}-tainted"
+    kube.load([node(first, group), node(second, group), node(tainted, group)])
+    kube.patch("Node", None, tainted, {"spec": {"taints": [{"key": "dedicated", "effect": "NoSchedule"}]}})
+    web = replicaset(namespace, "web", 4)
+    web["spec"]["template"]["spec"]["nodeSelector"] = group
+    create(kube, web)
     pods = ready_replicas(kube, namespace, "web", 4)
-    assert sorted(p["spec"]["nodeName"] for p in pods) == ["worker-1", "worker-1", "worker-2", "worker-2"]
+    assert sorted(p["spec"]["nodeName"] for p in pods) == [first, first, second, second]
     assert all(p["status"]["phase"] == "Running" and p["status"]["containerStatuses"][0]["ready"] for p in pods)
 
     victim = pods[0]["metadata"]["name"]
