@@ -41,23 +41,15 @@ class PlanRequestError(Exception):
 def run_plan(params: Mapping[str, Any]) -> dict:
     if params.get("policy") is not None and params.get("kubedescheduler") is not None:
         raise PlanRequestError("policy and kubedescheduler are mutually exclusive: give one policy source")
-    api_client = None
-    source: dict[str, Any]
-    placement = _placement(params)
-    spec_warnings = _kubedescheduler_field_warnings(params)  # bad input fails before any read
-    if params.get("snapshot"):
-        snapshot, identity = _snapshot_from_file(params["snapshot"], placement)
-        source = {"type": "snapshot", "path": params["snapshot"]}
-        warnings: list[str] = []
-    else:
-        api_client = _client(params)
-        snapshot, warnings, source, identity = _snapshot_from_cluster(api_client, params, placement)
-    _check_identity(identity, params, warnings)
+    placement = placement_request(params)
+    # bad input fails before any read
+    spec_warnings = kubedescheduler_field_warnings(params.get("kubedescheduler"), params.get("field_validation"))
+    snapshot, warnings, source, identity, api_client = read_input(params, placement)
     warnings.extend(spec_warnings)
     policy, kind, policy_origin = _policy(params, api_client)
     attach_metrics(snapshot, params, policy, kind, api_client, lambda: _client(params))
     plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
-                        prometheus_url=params.get("prometheus_url"), samples=_samples(params),
+                        prometheus_url=params.get("prometheus_url"), samples=samples_of(params),
                         seed=params.get("seed"), placement=placement)
     plan["source"] = source
     plan["cluster_identity"] = identity.as_dict()
@@ -108,12 +100,29 @@ def _matched(fail_on: list[str], no_op: Mapping[str, list[str]], warnings: list[
     return [w for reason in FAIL_ON_CHOICES if reason in fail_on for w in no_op.get(reason, [])]
 
 
-def _samples(params: Mapping[str, Any]) -> Any:
+def read_input(params: Mapping[str, Any],
+               placement: Any = None) -> tuple[Snapshot, list[str], dict[str, Any], ClusterIdentity, Any]:
+    """The one read of a plan's cluster: the snapshot file, or the live cluster (listed once, paged), checked
+    against expected_cluster_uid. Returns the snapshot, the read's warnings, the source, the cluster's identity and
+    the API client (None for a file)."""
+    if params.get("snapshot"):
+        snapshot, identity = _snapshot_from_file(params["snapshot"], placement)
+        source: dict[str, Any] = {"type": "snapshot", "path": params["snapshot"]}
+        warnings: list[str] = []
+        api_client = None
+    else:
+        api_client = _client(params)
+        snapshot, warnings, source, identity = _snapshot_from_cluster(api_client, params, placement)
+    _check_identity(identity, params, warnings)
+    return snapshot, warnings, source, identity, api_client
+
+
+def samples_of(params: Mapping[str, Any]) -> Any:
     """1 when unset; any other value (0 too) goes to the engine, which names the option when it is wrong."""
     return 1 if params.get("samples") is None else params["samples"]
 
 
-def _placement(params: Mapping[str, Any]) -> Any:
+def placement_request(params: Mapping[str, Any]) -> Any:
     """placement=true: where the replacements land (engine/scheduler/placement.py), with scheduler_config."""
     if not params.get("placement"):
         if params.get("scheduler_config") is not None:
@@ -187,11 +196,10 @@ def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
     return snapshot, list(listed.warnings), source, identity
 
 
-def _kubedescheduler_field_warnings(params: Mapping[str, Any]) -> list[str]:
-    """Fields the kubedescheduler option has that KubeDescheduler v1 does not (a misspelt profileCustomizations,
-    mode...): an error under field_validation Strict, naming each with the closest field; warnings under Warn;
-    nothing under Ignore."""
-    spec = params.get("kubedescheduler")
+def kubedescheduler_field_warnings(spec: Any, field_validation: Any, option: str = "kubedescheduler") -> list[str]:
+    """Fields the KubeDescheduler spec given as ``option`` has that KubeDescheduler v1 does not (a misspelt
+    profileCustomizations, mode...): an error under field_validation Strict, naming each with the closest field;
+    warnings under Warn; nothing under Ignore."""
     if spec is None:
         return []
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import spec_of
@@ -201,13 +209,12 @@ def _kubedescheduler_field_warnings(params: Mapping[str, Any]) -> list[str]:
     )
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import ERROR
 
-    unknown = unknown_field_findings(spec_of(spec))
-    judged = apply_field_validation(unknown, params.get("field_validation") or "Strict")
+    judged = apply_field_validation(unknown_field_findings(spec_of(spec)), field_validation or "Strict")
     errors = [f.message for f in judged if f.severity == ERROR]
     if errors:
-        raise PlanRequestError(f"kubedescheduler: {len(errors)} unknown field(s), nothing was planned: "
+        raise PlanRequestError(f"{option}: {len(errors)} unknown field(s), nothing was planned: "
                                + " ".join(f"({index}) {message}" for index, message in enumerate(errors, 1)))
-    return [f"kubedescheduler: {f.message}" for f in judged]
+    return [f"{option}: {f.message}" for f in judged]
 
 
 def _policy(params: Mapping[str, Any], api_client: Any) -> tuple[Mapping[str, Any], str, dict]:

@@ -1,0 +1,105 @@
+"""The flow one call of the whatif module follows: check every candidate, read the cluster once, plan each candidate
+on that one read at one time, put the figures side by side and name the candidate that meets the objective.
+
+Each candidate's plan is computed exactly as the plan module computes it (the same snapshot, time, samples, seed
+and placement request), so its figures are those of a separate plan run; only the read is shared.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Mapping
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import (
+    PlanRequestError,
+    kubedescheduler_field_warnings,
+    placement_request,
+    read_input,
+    samples_of,
+    why_nothing_may_be_evicted,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import attach_metrics
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import candidate_figures
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.objective import Objective, choose
+
+POLICY_OPTIONS = {"policy": "DeschedulerPolicy", "kubedescheduler": "KubeDescheduler"}
+
+
+def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
+    candidates = read_candidates(params.get("candidates"))
+    objective = Objective.from_options(params.get("objective"))
+    placement = placement_request(params)
+    warnings = [warning for candidate in candidates if candidate["kind"] == "KubeDescheduler"
+                for warning in kubedescheduler_field_warnings(candidate["policy"], params.get("field_validation"),
+                                                              option=f"candidates[{candidate['name']}]"
+                                                                     ".kubedescheduler")]
+    now = params.get("now") or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # one time for every candidate
+    snapshot, read_warnings, source, identity, api_client = read_input(params, placement)
+    plans = {}
+    for index, candidate in enumerate(candidates):
+        try:
+            plans[candidate["name"]] = _plan(snapshot, candidate, now, params, placement, api_client)
+        except EngineError as error:
+            raise PlanRequestError(f"candidates[{index}] ({candidate['name']}): {error}") from error
+    figures = [{"name": name, **candidate_figures(plan), "warnings": _plan_warnings(plan)}
+               for name, plan in plans.items()]
+    best, reason = choose(objective, figures)
+    result = {"now": now, "source": source, "cluster_identity": identity.as_dict(), "candidates": figures,
+              "objective": objective.__dict__, "best": best, "best_reason": reason,
+              "warnings": read_warnings + warnings}
+    if params.get("cluster_name"):
+        result["cluster"] = params["cluster_name"]
+    if params.get("report_dir"):
+        from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.report import write_whatif_report
+
+        result["report_files"] = write_whatif_report(result, plans, params["report_dir"])
+    return result
+
+
+def _plan(snapshot: Any, candidate: Mapping[str, Any], now: str, params: Mapping[str, Any], placement: Any,
+          api_client: Any) -> dict[str, Any]:
+    """The candidate's plan, as the plan module computes it."""
+    attach_metrics(snapshot, params, candidate["policy"], candidate["kind"], api_client, lambda: _client(params))
+    return compute_plan(snapshot, candidate["policy"], now, policy_kind=candidate["kind"],
+                        prometheus_url=params.get("prometheus_url"), samples=samples_of(params),
+                        seed=params.get("seed"), placement=placement)
+
+
+def read_candidates(value: Any) -> list[dict[str, Any]]:
+    """Each candidate's name, policy and kind; every mistake is named before anything is read."""
+    if not isinstance(value, list) or not value:
+        raise PlanRequestError("candidates: give a list of candidates, each {name, policy} or {name, kubedescheduler}")
+    candidates, seen = [], set()
+    for index, entry in enumerate(value):
+        where = f"candidates[{index}]"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str) or not entry["name"].strip():
+            raise PlanRequestError(f"{where}: needs a name (a non-empty string) and one of policy, kubedescheduler")
+        name = entry["name"]
+        if name in seen:
+            raise PlanRequestError(f"{where}.name: {name!r} is used twice; give each candidate its own name")
+        seen.add(name)
+        given = [option for option in POLICY_OPTIONS if entry.get(option) is not None]
+        if len(given) != 1:
+            raise PlanRequestError(f"{where} ({name}): give exactly one of policy (a DeschedulerPolicy) or "
+                                   f"kubedescheduler (a KubeDescheduler spec), got {', '.join(given) or 'neither'}")
+        unknown = sorted(set(entry) - {"name", *POLICY_OPTIONS})
+        if unknown:
+            raise PlanRequestError(f"{where} ({name}): unknown key(s) {', '.join(unknown)}; a candidate has name "
+                                   "and policy or kubedescheduler")
+        if not isinstance(entry[given[0]], Mapping):
+            raise PlanRequestError(f"{where}.{given[0]} ({name}): expected a mapping, got {entry[given[0]]!r}")
+        candidates.append({"name": name, "policy": dict(entry[given[0]]), "kind": POLICY_OPTIONS[given[0]]})
+    return candidates
+
+
+def _plan_warnings(plan: Mapping[str, Any]) -> list[str]:
+    no_op = why_nothing_may_be_evicted(plan)
+    return list(plan.get("warnings") or []) + [warning for found in no_op.values() for warning in found]
+
+
+def _client(params: Mapping[str, Any]) -> Any:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
+
+    return build_api_client(params)

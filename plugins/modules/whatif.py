@@ -1,0 +1,268 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, descheduler.fleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: whatif
+short_description: Plan several candidate descheduler policies on one read of a cluster and compare them
+version_added: 0.2.0
+description:
+  - Reads the cluster once (live, or a snapshot file) and plans each candidate - a DeschedulerPolicy or a
+    C(KubeDescheduler) spec - on that read, at one time, as M(descheduler.fleet.plan) would plan it alone. Each
+    candidate's figures are those of a separate plan run with the same input, time, O(samples), O(seed) and
+    O(placement).
+  - Returns, per candidate, the evictions (by plugin, namespace and workload), the workloads touched, the most pods
+    one workload loses, the VMs that would live-migrate, the pods a PodDisruptionBudget spares, certain and possible
+    evictions (with O(samples)), the utilization spread before, after the evictions and after placement (with
+    O(placement)), and the replacements with nowhere to go.
+  - Names the candidate that best meets O(objective).
+  - Never changes the cluster.
+author:
+  - descheduler.fleet maintainers (@descheduler-fleet)
+extends_documentation_fragment:
+  - descheduler.fleet.connection
+  - descheduler.fleet.prometheus
+  - descheduler.fleet.cluster_identity
+attributes:
+  check_mode:
+    support: full
+    description: Can run in check_mode and returns the same comparison; it only reads the cluster.
+    details: Report files, when asked for, are written in check mode too.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is no diff.
+options:
+  candidates:
+    description:
+      - The policies to compare, in order. Each has a C(name) (unique) and exactly one of C(policy) (a
+        C(descheduler/v1alpha2) DeschedulerPolicy) or C(kubedescheduler) (a C(KubeDescheduler) spec, or the whole
+        object, translated as the operator renders it).
+    type: list
+    elements: dict
+    required: true
+  objective:
+    description:
+      - How the best candidate is chosen. The final spread is the one after placement with O(placement), else
+        after the evictions. Ties go to fewer evictions, then the lower spread, then the candidate listed first.
+        A candidate whose cycle the descheduler would skip is never the best.
+    type: dict
+    suboptions:
+      type:
+        description:
+          - C(lowest_spread) - the lowest final spread of O(objective.resource), among the candidates with at most
+            O(objective.max_evictions) evictions (any number when unset).
+          - C(fewest_evictions) - the fewest evictions among the candidates whose final spread of
+            O(objective.resource) is at most O(objective.target_spread).
+          - C(jmespath) - O(objective.expression) over C({candidates - [{name, evictions, spread, ...}]}) (the
+            RV(candidates) entries) returns the name of the best candidate, or null for none.
+        type: str
+        choices: [lowest_spread, fewest_evictions, jmespath]
+        default: lowest_spread
+      resource:
+        description: The resource whose spread counts.
+        type: str
+        choices: [cpu, memory]
+        default: cpu
+      max_evictions:
+        description: With C(lowest_spread), the most evictions a candidate may plan.
+        type: int
+      target_spread:
+        description: With C(fewest_evictions), the spread to reach (standard deviation of the nodes' requested percent).
+        type: float
+      expression:
+        description: With C(jmespath), the expression, for example C(min_by(candidates, &evictions).name).
+        type: str
+  snapshot:
+    description:
+      - Path to a JSON or YAML file holding the cluster's objects instead of reading a live cluster (as in
+        M(descheduler.fleet.plan)).
+    type: path
+  now:
+    description:
+      - The time the plans are computed for (RFC 3339); pod ages are computed against it. Defaults to the time
+        the module starts, the same for every candidate.
+    type: str
+  prometheus_url:
+    description: As M(descheduler.fleet.plan)'s O(descheduler.fleet.plan#module:prometheus_url).
+    type: str
+  prometheus_result:
+    description: Recorded Prometheus answers, as M(descheduler.fleet.plan)'s.
+    type: raw
+  metrics_file:
+    description: A file of C(NodeMetrics) and C(PodMetrics) objects for the snapshot, as in M(descheduler.fleet.plan).
+    type: path
+  samples:
+    description:
+      - How many descheduling cycles to simulate per candidate; with more than one, each candidate has C(certain)
+        and C(possible) evictions.
+    type: int
+    default: 1
+  seed:
+    description: Seed of the sampled orders (with O(samples) > 1), the same for every candidate.
+    type: int
+  placement:
+    description: Preview where the replacements land (as M(descheduler.fleet.plan)'s), for the spread after placement.
+    type: bool
+    default: false
+  scheduler_config:
+    description: The scheduler configuration of the placement preview, as M(descheduler.fleet.plan)'s.
+    type: raw
+  page_size:
+    description: Objects per list request when reading a live cluster.
+    type: int
+    default: 500
+  field_validation:
+    description:
+      - Fields of a C(kubedescheduler) candidate that C(operator.openshift.io/v1) does not have - C(Strict) fails
+        before anything is read, naming each with the closest known field; C(Warn) passes them on with a warning;
+        C(Ignore) passes them on silently.
+    type: str
+    choices: [Strict, Warn, Ignore]
+    default: Strict
+  report_dir:
+    description:
+      - Write C(whatif.json), C(whatif.md) and C(whatif.html) (the candidates side by side) here, and each
+        candidate's plan report under C(<report_dir>/<candidate name>/).
+    type: path
+  cluster_name:
+    description: The cluster's name in the result and the reports.
+    type: str
+requirements:
+  - kubernetes >= 31.0.0 (for a live cluster)
+  - PyYAML
+  - jmespath (for O(objective.type=jmespath))
+"""
+
+EXAMPLES = r"""
+- name: Compare three candidates on one read of the cluster, 20 sampled cycles each, with placement
+  descheduler.fleet.whatif:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    context: prod
+    samples: 20
+    placement: true
+    candidates:
+      - name: lifecycle
+        kubedescheduler: {profiles: [LifecycleAndUtilization]}
+      - name: lifecycle-high
+        kubedescheduler:
+          profiles: [LifecycleAndUtilization]
+          profileCustomizations: {devLowNodeUtilizationThresholds: High}
+      - name: affinity-and-lifecycle
+        kubedescheduler: {profiles: [AffinityAndTaints, LifecycleAndUtilization]}
+    objective:
+      type: lowest_spread
+      max_evictions: 50
+    report_dir: reports/prod/whatif
+  register: whatif
+
+- name: Show the best candidate
+  ansible.builtin.debug:
+    msg: "{{ whatif.best_reason }}"
+"""
+
+RETURN = r"""
+candidates:
+  description:
+    - One entry per candidate, in the order given - C(name), C(evictions), C(by_plugin), C(by_namespace),
+      C(by_owner), C(workloads_touched), C(most_pods_one_workload_loses), C(vms_to_migrate), C(spared_by_pdb),
+      C(certain) and C(possible) (null without O(samples) > 1), C(spread) (C(before), C(after_evictions) and
+      C(after_placement), each C({cpu, memory}) standard deviations of the nodes' requested percent;
+      C(after_placement) null without O(placement)), C(unplaced) (null without O(placement)), C(cycle_skipped),
+      C(plugin_errors) and C(warnings).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: lifecycle
+      evictions: 12
+      workloads_touched: 7
+      most_pods_one_workload_loses: 3
+      spread: {before: {cpu: 21.4, memory: 12.0}, after_evictions: {cpu: 15.2, memory: 9.1}, after_placement: null}
+best:
+  description: The name of the candidate that best meets O(objective); null when none does.
+  returned: always
+  type: str
+  sample: lifecycle
+best_reason:
+  description: Why that candidate (or why none).
+  returned: always
+  type: str
+  sample: "lowest cpu spread with at most 50 evictions: lifecycle (12 evictions, final cpu spread 15.2)"
+objective:
+  description: The objective applied, with its defaults.
+  returned: always
+  type: dict
+now:
+  description: The time every candidate was planned for.
+  returned: always
+  type: str
+source:
+  description: Where the cluster was read from (C(type) C(snapshot) with its C(path), or C(cluster)).
+  returned: always
+  type: dict
+cluster_identity:
+  description: The cluster's C(kube-system) UID and server (null C(uid) for a snapshot without kube-system).
+  returned: always
+  type: dict
+whatif_warnings:
+  description: Warnings of the read and of the candidates' specs; each candidate's own are in its C(warnings).
+  returned: always
+  type: list
+  elements: str
+report_files:
+  description: The files written, when O(report_dir) is set (C(plans) maps each candidate to its plan report).
+  returned: when O(report_dir) is set
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CONNECTION_ARG_SPEC,
+    IDENTITY_ARG_SPEC,
+    PROMETHEUS_ARG_SPEC,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.whatif import run_whatif
+
+ARGUMENT_SPEC = dict(
+    CONNECTION_ARG_SPEC,
+    **IDENTITY_ARG_SPEC,
+    **PROMETHEUS_ARG_SPEC,
+    candidates=dict(type="list", elements="dict", required=True),
+    objective=dict(type="dict", options=dict(
+        type=dict(type="str", choices=["lowest_spread", "fewest_evictions", "jmespath"], default="lowest_spread"),
+        resource=dict(type="str", choices=["cpu", "memory"], default="cpu"),
+        max_evictions=dict(type="int"),
+        target_spread=dict(type="float"),
+        expression=dict(type="str"),
+    )),
+    snapshot=dict(type="path"),
+    now=dict(type="str"),
+    prometheus_url=dict(type="str"),
+    prometheus_result=dict(type="raw"),
+    metrics_file=dict(type="path"),
+    samples=dict(type="int", default=1),
+    seed=dict(type="int"),
+    placement=dict(type="bool", default=False),
+    scheduler_config=dict(type="raw"),
+    page_size=dict(type="int", default=500),
+    field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
+    report_dir=dict(type="path"),
+    cluster_name=dict(type="str"),
+)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    result = run_and_report(module, run_whatif, module.params)
+    # Ansible moves a result's "warnings" into its own channel: returned as whatif_warnings, shown as warnings
+    result["whatif_warnings"] = result.pop("warnings", [])
+    for warning in result["whatif_warnings"]:
+        module.warn(warning)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()
