@@ -121,8 +121,8 @@ def test_candidates_on_a_live_cluster_give_the_figures_of_separate_plan_runs(kub
 def test_bad_candidates_and_objectives_fail_naming_the_field(change: dict[str, Any], message: str,
                                                              tmp_path: Path) -> None:
     snapshot = tmp_path / "cluster.json"
-    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": build_cluster(4, 4, seed=1,
-                                                                                                 now=NOW)}))
+    objects = build_cluster(4, 4, seed=1, now=NOW)
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
     options = {"snapshot": str(snapshot), "now": NOW, "candidates": CANDIDATES[:1], **change}
     _process, results = run_tasks(tmp_path, [{"descheduler.fleet.whatif": options, "register": "whatif",
                                               "ignore_errors": True}])
