@@ -23,7 +23,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers i
 )
 
 CLASSES_NOTE = ("Classes are what the balance plugin saw: the usage after the evictions of the plugins that ran before "
-                "it in this cycle (“saw …” where that differs from the usage before the cycle).")
+                "it in this cycle ('saw …' where that differs from the usage before the cycle).")
 RANGE_NOTE = ("A range means later plugins evicted from the node too: the plan does not record pod requests, only the "
               "pod count is exact.")
 REQUEST_CLASSED = ("LowNodeUtilization", "HighNodeUtilization")  # by requests, unless they read metrics
