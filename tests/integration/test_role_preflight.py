@@ -32,6 +32,7 @@ def write_inventory(tmp_path: Path, hosts: dict[str, dict[str, Any]], **group_va
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump({"clusters": {"hosts": hosts, "vars": {
         "ansible_connection": "local", "dry_run_report_dir": str(tmp_path / "out"),
+        "whatif_report_dir": str(tmp_path / "whatif"),
         "dry_run_policy": POLICY, **group_vars}}}))
     return path
 
@@ -107,7 +108,7 @@ def test_a_host_pinned_to_another_cluster_is_refused_by_every_role(kube: Any, tm
                 f"{other}, but the cluster reached is kube-system UID {kube_system_uid(kube)}")
     for playbook, extra in (("dry_run.yml", ()), ("evict.yml", ("--check", "-e", "evict_plan_source=compute")),
                             ("install.yml", ()), ("uninstall.yml", ()), ("tune.yml", ()),
-                            ("secondary_scheduler.yml", ())):
+                            ("secondary_scheduler.yml", ()), ("whatif.yml", ())):
         process = run_playbook(REPO / "playbooks" / playbook, "-i", str(inventory), *extra)
         assert process.returncode != 0, playbook
         assert expected in process.stdout, (playbook, process.stdout[-3000:])
