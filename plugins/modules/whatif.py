@@ -39,9 +39,43 @@ options:
       - The policies to compare, in order. Each has a C(name) (unique) and exactly one of C(policy) (a
         C(descheduler/v1alpha2) DeschedulerPolicy) or C(kubedescheduler) (a C(KubeDescheduler) spec, or the whole
         object, translated as the operator renders it).
+      - Required unless O(threshold_search) is given.
     type: list
     elements: dict
-    required: true
+  threshold_search:
+    description:
+      - Also try a grid of C(LowNodeUtilization) or C(HighNodeUtilization) thresholds of a DeschedulerPolicy, each
+        point a candidate named C(<plugin>-<low>[-<high>]) with its thresholds in C(thresholds), and return the
+        Pareto front of (evictions, final spread of O(objective.resource)) among them as RV(pareto).
+      - Every point is the base policy with the plugin's C(thresholds) (and C(targetThresholds)) set to the point's
+        value for every resource of O(threshold_search.resources), so planning that policy reproduces it.
+    type: dict
+    suboptions:
+      policy:
+        description: The DeschedulerPolicy whose plugin thresholds are searched (the plugin must be in a profile's
+          C(pluginConfig); its other args are kept).
+        type: dict
+        required: true
+      plugin:
+        description: The plugin whose thresholds are searched.
+        type: str
+        choices: [LowNodeUtilization, HighNodeUtilization]
+        default: LowNodeUtilization
+      low:
+        description: The C(thresholds) percentages to try (under these a node is underutilized).
+        type: list
+        elements: float
+        required: true
+      high:
+        description: With C(LowNodeUtilization), the C(targetThresholds) percentages to try; only points with
+          low < high are planned.
+        type: list
+        elements: float
+      resources:
+        description: The resources the thresholds apply to.
+        type: list
+        elements: str
+        default: [cpu, memory, pods]
   objective:
     description:
       - How the best candidate is chosen. The final spread is the one after placement with O(placement), else
@@ -157,6 +191,16 @@ EXAMPLES = r"""
     report_dir: reports/prod/whatif
   register: whatif
 
+- name: Search LowNodeUtilization thresholds and show the Pareto front of evictions against spread
+  descheduler.fleet.whatif:
+    snapshot: snapshots/prod.yaml
+    now: "2026-11-22T12:00:00Z"
+    threshold_search:
+      policy: "{{ lookup('file', 'policies/lnu.yaml') | from_yaml }}"
+      low: [10, 20, 30, 40]
+      high: [50, 60, 70]
+  register: search
+
 - name: Show the best candidate
   ansible.builtin.debug:
     msg: "{{ whatif.best_reason }}"
@@ -180,6 +224,19 @@ candidates:
       workloads_touched: 7
       most_pods_one_workload_loses: 3
       spread: {before: {cpu: 21.4, memory: 12.0}, after_evictions: {cpu: 15.2, memory: 9.1}, after_placement: null}
+pareto:
+  description:
+    - With O(threshold_search), the points of the search no other point beats on both evictions and final spread,
+      fewest evictions first - C(name), C(thresholds) (C(low), C(high), C(resources)), C(evictions),
+      C(final_spread) and C(kubedescheduler) (the C(profiles) and C(profileCustomizations) with which the operator
+      renders the same thresholds, null when it cannot).
+  returned: when O(threshold_search) is set
+  type: list
+  elements: dict
+  sample:
+    - {name: LowNodeUtilization-20-50, thresholds: {low: 20, high: 50, resources: [cpu, memory, pods]}, evictions: 4,
+       final_spread: 12.5, kubedescheduler: {profiles: [LifecycleAndUtilization],
+       profileCustomizations: {devLowNodeUtilizationThresholds: Medium}}}
 best:
   description: The name of the candidate that best meets O(objective); null when none does.
   returned: always
@@ -230,7 +287,14 @@ ARGUMENT_SPEC = dict(
     CONNECTION_ARG_SPEC,
     **IDENTITY_ARG_SPEC,
     **PROMETHEUS_ARG_SPEC,
-    candidates=dict(type="list", elements="dict", required=True),
+    candidates=dict(type="list", elements="dict"),
+    threshold_search=dict(type="dict", options=dict(
+        policy=dict(type="dict", required=True),
+        plugin=dict(type="str", choices=["LowNodeUtilization", "HighNodeUtilization"], default="LowNodeUtilization"),
+        low=dict(type="list", elements="float", required=True),
+        high=dict(type="list", elements="float"),
+        resources=dict(type="list", elements="str", default=["cpu", "memory", "pods"]),
+    )),
     objective=dict(type="dict", options=dict(
         type=dict(type="str", choices=["lowest_spread", "fewest_evictions", "jmespath"], default="lowest_spread"),
         resource=dict(type="str", choices=["cpu", "memory"], default="cpu"),
@@ -255,7 +319,8 @@ ARGUMENT_SPEC = dict(
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, required_one_of=[("candidates", "threshold_search")],
+                           supports_check_mode=True)
     result = run_and_report(module, run_whatif, module.params)
     # Ansible moves a result's "warnings" into its own channel: returned as whatif_warnings, shown as warnings
     result["whatif_warnings"] = result.pop("warnings", [])

@@ -128,3 +128,63 @@ def test_bad_candidates_and_objectives_fail_naming_the_field(change: dict[str, A
                                               "ignore_errors": True}])
     assert results["whatif"]["failed"] is True
     assert message in results["whatif"]["msg"], results["whatif"]["msg"]
+
+
+LNU_POLICY = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+    "name": "balance", "pluginConfig": [{"name": "LowNodeUtilization", "args": {
+        "thresholds": {"cpu": 20, "memory": 20, "pods": 20},
+        "targetThresholds": {"cpu": 50, "memory": 50, "pods": 50}}}],
+    "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}}}]}
+
+
+OPERATOR_PRESETS = {(10, 30): "Low", (20, 50): "Medium", (40, 70): "High"}
+
+
+def with_thresholds(low: float, high: float, resources: list[str]) -> dict[str, Any]:
+    """The base policy with its LowNodeUtilization thresholds set, built here independently of the module."""
+    policy = json.loads(json.dumps(LNU_POLICY))
+    args = policy["profiles"][0]["pluginConfig"][0]["args"]
+    args["thresholds"] = dict.fromkeys(resources, low)
+    args["targetThresholds"] = dict.fromkeys(resources, high)
+    return policy
+
+
+@pytest.mark.parametrize("seed", [7, 23])
+def test_every_pareto_point_is_reproduced_by_planning_its_thresholds(seed: int, tmp_path: Path) -> None:
+    snapshot = tmp_path / "cluster.json"
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                    "items": build_cluster(12, 10, seed=seed, now=NOW)}))
+    shared = {"snapshot": str(snapshot), "now": NOW}
+    search = {"policy": LNU_POLICY, "low": [10, 20, 30, 40], "high": [30, 50, 70, 90]}
+    _process, results = run_tasks(tmp_path, [{"descheduler.fleet.whatif": {**shared, "threshold_search": search},
+                                              "register": "search"}])
+    found = results["search"]
+    assert not found.get("failed"), found.get("msg")
+    assert len(found["candidates"]) == sum(1 for low in search["low"] for high in search["high"] if low < high)
+    points = {c["name"]: (c["evictions"], final(c)) for c in found["candidates"]}
+    front = found["pareto"]
+    assert front, "a front always has a point"
+    for point in front:  # nothing beats a front point on both figures
+        evictions, spread = point["evictions"], point["final_spread"]
+        assert not any(e <= evictions and s <= spread and (e, s) != (evictions, spread) for e, s in points.values())
+    for evictions, spread in points.values():  # and every point is beaten or matched by the front
+        assert any(p["evictions"] <= evictions and p["final_spread"] <= spread for p in front)
+
+    (tmp_path / "replay").mkdir()
+    tasks = [{"descheduler.fleet.plan": {**shared, "policy": with_thresholds(
+        p["thresholds"]["low"], p["thresholds"]["high"], p["thresholds"]["resources"])}, "register": f"plan_{index}"}
+        for index, p in enumerate(front)]
+    _process, replayed = run_tasks(tmp_path / "replay", tasks)
+    for index, point in enumerate(front):
+        plan = candidate_figures(replayed[f"plan_{index}"])
+        assert (plan["evictions"], final(plan)) == (point["evictions"], point["final_spread"]), point["name"]
+        # the operator's LowNodeUtilization presets (cpu, memory and pods together)
+        preset = OPERATOR_PRESETS.get((point["thresholds"]["low"], point["thresholds"]["high"]))
+        expected = None if preset is None else {"profiles": ["LifecycleAndUtilization"], "profileCustomizations": {
+            "devLowNodeUtilizationThresholds": preset}}
+        assert point["kubedescheduler"] == expected, point
+
+
+def final(figures: dict[str, Any]) -> float:
+    spread = figures["spread"]
+    return (spread["after_placement"] or spread["after_evictions"])["cpu"]

@@ -21,14 +21,20 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan impo
     why_nothing_may_be_evicted,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import attach_metrics
-from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import candidate_figures
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import candidate_figures, final_spread
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.objective import Objective, choose
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.thresholds import (
+    pareto_front,
+    threshold_candidates,
+)
 
 POLICY_OPTIONS = {"policy": "DeschedulerPolicy", "kubedescheduler": "KubeDescheduler"}
 
 
 def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
-    candidates = read_candidates(params.get("candidates"))
+    candidates = read_candidates(params.get("candidates"), allow_none=bool(params.get("threshold_search")))
+    searched = _searched(params.get("threshold_search"), {c["name"] for c in candidates})
+    candidates += searched
     objective = Objective.from_options(params.get("objective"))
     placement = placement_request(params)
     warnings = [warning for candidate in candidates if candidate["kind"] == "KubeDescheduler"
@@ -45,10 +51,15 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
             raise PlanRequestError(f"candidates[{index}] ({candidate['name']}): {error}") from error
     figures = [{"name": name, **candidate_figures(plan), "warnings": _plan_warnings(plan)}
                for name, plan in plans.items()]
+    for entry, candidate in zip(figures, candidates, strict=True):
+        if "thresholds" in candidate:
+            entry["thresholds"] = candidate["thresholds"]
     best, reason = choose(objective, figures)
     result = {"now": now, "source": source, "cluster_identity": identity.as_dict(), "candidates": figures,
               "objective": objective.__dict__, "best": best, "best_reason": reason,
               "warnings": read_warnings + warnings}
+    if searched:
+        result["pareto"] = _pareto(figures, searched, objective.resource)
     if params.get("cluster_name"):
         result["cluster"] = params["cluster_name"]
     if params.get("report_dir"):
@@ -67,10 +78,38 @@ def _plan(snapshot: Any, candidate: Mapping[str, Any], now: str, params: Mapping
                         seed=params.get("seed"), placement=placement)
 
 
-def read_candidates(value: Any) -> list[dict[str, Any]]:
+def _searched(search: Any, taken: set[str]) -> list[dict[str, Any]]:
+    """The candidates of a threshold search (none without one); their names must not be the user's."""
+    if not search:
+        return []
+    searched = [{**candidate, "kind": "DeschedulerPolicy", "operator_spec": candidate.pop("kubedescheduler")}
+                for candidate in threshold_candidates(search)]
+    clash = sorted(taken & {c["name"] for c in searched})
+    if clash:
+        raise PlanRequestError(f"candidates: {', '.join(clash)} is also the name of a threshold_search point; "
+                               "rename the candidate")
+    return searched
+
+
+def _pareto(figures: list[dict[str, Any]], searched: list[dict[str, Any]], resource: str) -> list[dict[str, Any]]:
+    """The front among the searched points: each with its thresholds, figures and operator equivalent."""
+    by_name = {entry["name"]: entry for entry in figures}
+    operator = {candidate["name"]: candidate["operator_spec"] for candidate in searched}
+    # among equal points the first listed stands for them: list those the operator can express first
+    preferred = sorted(searched, key=lambda candidate: candidate["operator_spec"] is None)
+    front = pareto_front([by_name[c["name"]] for c in preferred], resource)
+    return [{"name": name, "thresholds": by_name[name]["thresholds"], "evictions": by_name[name]["evictions"],
+             "final_spread": final_spread(by_name[name], resource), "kubedescheduler": operator[name]}
+            for name in front]
+
+
+def read_candidates(value: Any, allow_none: bool = False) -> list[dict[str, Any]]:
     """Each candidate's name, policy and kind; every mistake is named before anything is read."""
+    if allow_none and not value:
+        return []
     if not isinstance(value, list) or not value:
-        raise PlanRequestError("candidates: give a list of candidates, each {name, policy} or {name, kubedescheduler}")
+        raise PlanRequestError("candidates: give a list of candidates, each {name, policy} or {name, kubedescheduler}"
+                               " (or a threshold_search)")
     candidates, seen = [], set()
     for index, entry in enumerate(value):
         where = f"candidates[{index}]"

@@ -44,6 +44,22 @@ def rows(result: Mapping[str, Any]) -> list[list[Any]]:
             for c in result.get("candidates") or []]
 
 
+PARETO_HEADERS = ("Point", "Resources", "Low", "High", "Evictions", "Final spread", "KubeDescheduler equivalent")
+
+
+def pareto_rows(result: Mapping[str, Any]) -> list[list[Any]]:
+    return [[p["name"], ", ".join(p["thresholds"]["resources"]), p["thresholds"]["low"],
+             "-" if p["thresholds"]["high"] is None else p["thresholds"]["high"], p["evictions"], p["final_spread"],
+             _operator_text(p.get("kubedescheduler"))] for p in result.get("pareto") or []]
+
+
+def _operator_text(spec: Optional[Mapping[str, Any]]) -> str:
+    if not spec:
+        return "none (a DeschedulerPolicy only)"
+    customizations = ", ".join(f"{k}: {v}" for k, v in (spec.get("profileCustomizations") or {}).items())
+    return f"{', '.join(spec.get('profiles') or [])} with {customizations}"
+
+
 def _certainty(candidate: Mapping[str, Any]) -> str:
     if candidate.get("certain") is None:
         return "-"
@@ -72,6 +88,10 @@ def render_markdown(result: Mapping[str, Any]) -> str:
              "Spread: the standard deviation of the nodes' requested share (percent) over schedulable nodes; "
              "\"after\" is after placement when previewed, else after the evictions.", "",
              markdown_table(HEADERS, rows(result))]
+    if result.get("pareto"):
+        lines += ["", "## Threshold search: Pareto front", "",
+                  "No other point of the search is at least as good on both evictions and final spread and better "
+                  "on one.", "", markdown_table(PARETO_HEADERS, pareto_rows(result))]
     warnings = [f"- {c['name']}: {w}" for c in result.get("candidates") or [] for w in c.get("warnings") or []]
     if warnings:
         lines += ["", "## Warnings", "", *warnings]
@@ -81,6 +101,9 @@ def render_markdown(result: Mapping[str, Any]) -> str:
 def render_html(result: Mapping[str, Any]) -> str:
     body = [element("h1", _title(result)), element("p", [element("strong", "Best: "), _verdict(result)]),
             table(HEADERS, rows(result), numeric=tuple(range(1, len(HEADERS))))]
+    if result.get("pareto"):
+        body += [element("h2", "Threshold search: Pareto front"),
+                 table(PARETO_HEADERS, pareto_rows(result), numeric=(2, 3, 4, 5))]
     warnings = [f"{c['name']}: {w}" for c in result.get("candidates") or [] for w in c.get("warnings") or []]
     if warnings:
         body += [element("h2", "Warnings"), element("ul", [element("li", w) for w in warnings])]

@@ -1,0 +1,122 @@
+"""Threshold search: the LowNodeUtilization or HighNodeUtilization thresholds of a DeschedulerPolicy, tried over a
+grid, and the Pareto front of (evictions, final spread) among them.
+
+Each grid point is a whole candidate policy (the base with that plugin's thresholds replaced for every resource
+given), so every point of the front is reproduced by planning its policy. A point the Kube Descheduler Operator can
+express names the KubeDescheduler customization that renders the same thresholds.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+    DEVIATION_PRESETS,
+    HIGH_NODE_UTILIZATION_PRESETS,
+    LOW_NODE_UTILIZATION_PRESETS,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import final_spread
+
+SEARCHABLE = ("LowNodeUtilization", "HighNodeUtilization")
+
+
+class ThresholdSearchError(EngineError):
+    """A search that cannot be built from the options (names the option and the fix)."""
+
+
+def threshold_candidates(search: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One candidate per grid point, named after its thresholds, with ``thresholds`` recording the point."""
+    plugin = search.get("plugin") or "LowNodeUtilization"
+    if plugin not in SEARCHABLE:
+        raise ThresholdSearchError(f"threshold_search.plugin: {plugin!r}; use one of {', '.join(SEARCHABLE)}")
+    base = search.get("policy")
+    args = _plugin_args(base, plugin)
+    resources = list(search.get("resources") or ["cpu", "memory", "pods"])
+    lows = sorted({float(v) for v in search.get("low") or []})
+    highs = sorted({float(v) for v in search.get("high") or []}) if plugin == "LowNodeUtilization" else [None]
+    if not lows or not highs:
+        raise ThresholdSearchError("threshold_search.low (and high, for LowNodeUtilization): give the percentages to "
+                                   "try, for example low: [10, 20, 30], high: [50, 60, 70]")
+    points = [(low, high) for low in lows for high in highs if high is None or low < high]
+    if not points:
+        raise ThresholdSearchError("threshold_search: every low is at or above every high; a node class needs "
+                                   "low < high")
+    return [_candidate(base, plugin, args, resources, low, high) for low, high in points]
+
+
+def _plugin_args(policy: Any, plugin: str) -> Mapping[str, Any]:
+    if not isinstance(policy, Mapping) or policy.get("kind") != "DeschedulerPolicy":
+        raise ThresholdSearchError("threshold_search.policy: give the DeschedulerPolicy whose thresholds are searched "
+                                   "(kind DeschedulerPolicy)")
+    for profile in policy.get("profiles") or []:
+        for config in (profile or {}).get("pluginConfig") or []:
+            if (config or {}).get("name") == plugin:
+                return config.get("args") or {}
+    raise ThresholdSearchError(f"threshold_search.policy: no profile configures {plugin} (pluginConfig); add it "
+                               "with the args the search starts from")
+
+
+def _number(value: float) -> Any:
+    return int(value) if float(value).is_integer() else value
+
+
+def _candidate(base: Mapping[str, Any], plugin: str, args: Mapping[str, Any], resources: list[str], low: float,
+               high: Optional[float]) -> dict[str, Any]:
+    policy = copy.deepcopy(dict(base))
+    for profile in policy.get("profiles") or []:
+        for config in profile.get("pluginConfig") or []:
+            if config.get("name") == plugin:
+                config["args"] = {**(config.get("args") or {}),
+                                  "thresholds": {r: _number(low) for r in resources}}
+                if high is not None:
+                    config["args"]["targetThresholds"] = {r: _number(high) for r in resources}
+    name = f"{plugin}-{_number(low)}" + ("" if high is None else f"-{_number(high)}")
+    thresholds = {"low": _number(low), "high": None if high is None else _number(high), "resources": resources}
+    return {"name": name, "policy": policy, "thresholds": thresholds,
+            "kubedescheduler": operator_equivalent(plugin, args, resources, low, high)}
+
+
+def operator_equivalent(plugin: str, args: Mapping[str, Any], resources: list[str], low: float,
+                        high: Optional[float]) -> Optional[dict[str, Any]]:
+    """The profileCustomizations that make the operator render these thresholds, None when it cannot (the operator
+    sets cpu, memory and pods together, to its presets only)."""
+    if sorted(resources) != ["cpu", "memory", "pods"]:
+        return None
+    if plugin == "HighNodeUtilization":
+        preset = _preset(HIGH_NODE_UTILIZATION_PRESETS, low)
+        return None if preset is None else {"profiles": ["CompactAndScale"],
+                                            "profileCustomizations": {"devHighNodeUtilizationThresholds": preset}}
+    presets = DEVIATION_PRESETS if args.get("useDeviationThresholds") else LOW_NODE_UTILIZATION_PRESETS
+    preset = _preset(presets, (low, high))
+    if preset is None:
+        return None
+    if args.get("useDeviationThresholds"):
+        return {"profiles": ["KubeVirtRelieveAndMigrate"],
+                "profileCustomizations": {"devDeviationThresholds": preset}}
+    return {"profiles": ["LifecycleAndUtilization"],
+            "profileCustomizations": {"devLowNodeUtilizationThresholds": preset}}
+
+
+def _preset(presets: Mapping[str, Any], value: Any) -> Optional[str]:
+    return next((name for name, preset in presets.items() if name and preset == value), None)
+
+
+def pareto_front(candidates: list[dict[str, Any]], resource: str) -> list[str]:
+    """The names of the candidates no other beats on both evictions and final spread (fewer or equal on both,
+    fewer on one), in the order of evictions. Skipped cycles and candidates without a spread are left out."""
+    scored = [(c["name"], c["evictions"], final_spread(c, resource)) for c in candidates if not c["cycle_skipped"]]
+    scored = [item for item in scored if item[2] is not None]
+    front = [item for item in scored if not any(_dominates(other, item) for other in scored)]
+    seen: set[tuple[int, float]] = set()
+    kept = []
+    for name, evictions, spread in sorted(front, key=lambda item: (item[1], item[2])):
+        if (evictions, spread) not in seen:  # equal points: the first listed stands for them
+            seen.add((evictions, spread))
+            kept.append(name)
+    return kept
+
+
+def _dominates(one: tuple[str, int, float], other: tuple[str, int, float]) -> bool:
+    return one[1] <= other[1] and one[2] <= other[2] and (one[1] < other[1] or one[2] < other[2])

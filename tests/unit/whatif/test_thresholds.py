@@ -1,0 +1,57 @@
+"""The threshold search's grid, its operator equivalents and its Pareto front."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.thresholds import (
+    ThresholdSearchError,
+    pareto_front,
+    threshold_candidates,
+)
+
+BASE = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+    "name": "balance", "pluginConfig": [{"name": "LowNodeUtilization", "args": {
+        "thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 50}, "numberOfNodes": 2}}],
+    "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}}}]}
+
+
+def test_each_grid_point_with_low_under_high_is_a_policy_with_those_thresholds() -> None:
+    found = threshold_candidates({"policy": BASE, "low": [10, 40], "high": [30, 50]})
+    assert [c["name"] for c in found] == ["LowNodeUtilization-10-30", "LowNodeUtilization-10-50",
+                                          "LowNodeUtilization-40-50"]
+    args = found[1]["policy"]["profiles"][0]["pluginConfig"][0]["args"]
+    assert args == {"thresholds": {"cpu": 10, "memory": 10, "pods": 10},
+                    "targetThresholds": {"cpu": 50, "memory": 50, "pods": 50}, "numberOfNodes": 2}
+    assert BASE["profiles"][0]["pluginConfig"][0]["args"]["thresholds"] == {"cpu": 20}, "the base is not changed"
+    assert found[0]["kubedescheduler"] == {"profiles": ["LifecycleAndUtilization"],
+                                           "profileCustomizations": {"devLowNodeUtilizationThresholds": "Low"}}
+    assert found[1]["kubedescheduler"] is None
+
+
+def test_the_operator_cannot_express_thresholds_on_some_resources_only() -> None:
+    found = threshold_candidates({"policy": BASE, "low": [20], "high": [50], "resources": ["cpu"]})
+    assert found[0]["kubedescheduler"] is None
+
+
+@pytest.mark.parametrize(("search", "message"), [
+    ({"policy": BASE, "low": [50], "high": [30]}, "every low is at or above every high"),
+    ({"policy": BASE, "low": [], "high": [30]}, "threshold_search.low"),
+    ({"policy": BASE, "plugin": "HighNodeUtilization", "low": [10]}, "no profile configures HighNodeUtilization"),
+    ({"policy": {"kind": "KubeDescheduler"}, "low": [10], "high": [30]}, "kind DeschedulerPolicy"),
+])
+def test_a_search_that_cannot_be_built_names_the_option(search: dict[str, Any], message: str) -> None:
+    with pytest.raises(ThresholdSearchError, match=message):
+        threshold_candidates(search)
+
+
+def point(name: str, evictions: int, spread: float, skipped: bool = False) -> dict[str, Any]:
+    return {"name": name, "evictions": evictions, "cycle_skipped": skipped,
+            "spread": {"after_evictions": {"cpu": spread}, "after_placement": None}}
+
+
+def test_the_front_keeps_the_points_nothing_beats_on_both_figures() -> None:
+    points = [point("a", 0, 20.0), point("b", 5, 10.0), point("c", 5, 12.0), point("d", 9, 10.0),
+              point("e", 12, 4.0), point("f", 5, 10.0), point("g", 0, 0.0, skipped=True)]
+    assert pareto_front(points, "cpu") == ["a", "b", "e"]
