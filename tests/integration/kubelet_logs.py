@@ -67,6 +67,9 @@ def write_pod_log(api_client: Any, namespace: str, pod: str, container: str | No
     client.CoreV1Api(api_client).patch_namespaced_pod(pod, namespace, body, _preload_content=False)
 
 
+REACHABLE_ADDRESSES = [{"type": "InternalIP", "address": LOOPBACK}]
+
+
 def register_node(api_client: Any, node_name: str, port: int) -> None:
     """Point the node at the log server, as its kubelet reports its address and port; no write when it does."""
     from kubernetes import client
@@ -81,13 +84,17 @@ def register_node(api_client: Any, node_name: str, port: int) -> None:
         raise
     status = node.get("status") or {}
     reported_port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
-    patch: dict[str, Any] = {}
+    # The API server reaches a kubelet at the node's first address of its preferred types (Hostname first): the
+    # stand-in is every node's kubelet, so each node reports the loopback address only, replacing what a
+    # generated node carries (a JSON patch: a strategic merge would keep the Hostname entry).
+    operations = []
     if reported_port != port:
-        patch["daemonEndpoints"] = {"kubeletEndpoint": {"Port": port}}
-    if not status.get("addresses"):
-        patch["addresses"] = [{"type": "InternalIP", "address": LOOPBACK}]
-    if patch:
-        core.patch_node_status(node_name, {"status": patch}, _preload_content=False)
+        operations.append({"op": "add", "path": "/status/daemonEndpoints",
+                           "value": {"kubeletEndpoint": {"Port": port}}})
+    if status.get("addresses") != REACHABLE_ADDRESSES:
+        operations.append({"op": "add", "path": "/status/addresses", "value": REACHABLE_ADDRESSES})
+    if operations:
+        core.patch_node_status(node_name, operations, _preload_content=False)
 
 
 class ContainerLogServer:

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from fleet_support import generated_cluster, run_concurrently
 from operator_support import descheduler_operator, get_kd, get_object
-from playbook import REPO, run_playbook
+from playbook import REPO, run_playbook, run_tasks
 
 sys.path.insert(0, str(REPO / "examples"))
 from generate_cluster import build_cluster  # noqa: E402
@@ -40,7 +40,7 @@ def fleet(fleet_clusters: Callable[[int], list[Any]]) -> Iterator[dict[str, Any]
             stacks.append(stack := ExitStack())
             # The workload first: its nodes are where the operand runs (no extra node for the stand-in).
             stack.enter_context(generated_cluster(cluster, build_cluster(4, 6, seed=index + 1, now=now)))
-            stack.enter_context(descheduler_operator(cluster))
+            cluster.operator = stack.enter_context(descheduler_operator(cluster))  # its set_operand_log for the gate
             clusters[name] = cluster
         yield clusters
     finally:
@@ -106,10 +106,34 @@ def test_check_mode_changes_no_cluster(fleet: dict[str, Any], tmp_path: Path) ->
     assert "canary: tuned, mode none -> Predictive" in process.stdout  # what it would do
 
 
+def plan_of_stored_spec(cluster: Any, tmp_path: Path) -> dict[str, Any]:
+    """The plan of the configuration the operator runs (one deterministic cycle: the gate's sample 0)."""
+    (tmp_path / "plan").mkdir(exist_ok=True)
+    task = {"descheduler.fleet.plan": {"kubeconfig": str(cluster.kubeconfig), "context": cluster.context,
+                                       "kubedescheduler": stored_spec(cluster), "field_validation": "Warn"},
+            "register": "plan"}
+    process, results = run_tasks(tmp_path / "plan", [task])
+    assert process.returncode == 0, process.stdout[-3000:]
+    return results["plan"]
+
+
+def predictive_log(evictions: list[dict[str, Any]]) -> str:
+    """One Predictive cycle as the descheduler logs it: each eviction in dry-run mode, then the cycle's total."""
+    lines = [f'I1126 10:00:{index % 60:02d}.000001       1 evictions.go:607] "Evicted pod in dry run mode" '
+             f'pod="{e["namespace"]}/{e["name"]}" reason="" strategy="{e["plugin"]}" node="{e["node"]}" '
+             f'profile="{e["profile"]}"' for index, e in enumerate(evictions)]
+    lines.append(f'I1126 10:01:00.000001       1 descheduler.go:252] "Number of evictions/requests" '
+                 f'totalEvicted={len(evictions)} evictionRequests=0')
+    return "\n".join(lines) + "\n"
+
+
 def test_automatic_needs_acknowledgement_and_shows_the_plan_first(
         fleet: dict[str, Any], tmp_path: Path) -> None:
     process = tune(write_inventory(tmp_path, fleet, {}))
     assert process.returncode == 0, process.stdout[-5000:]
+    # the operand's Predictive log: the cycle the plan of its configuration finds, so the gate agrees
+    fleet["canary"].operator.set_operand_log(predictive_log(plan_of_stored_spec(fleet["canary"], tmp_path)[
+        "evictions"]))
     inventory = write_inventory(tmp_path, fleet, {"canary": {"mode": "Automatic"}})
 
     refused = tune(inventory, "-e", json.dumps({"descheduler_fleet_target_hosts": "canary"}))
@@ -130,6 +154,30 @@ def test_automatic_needs_acknowledgement_and_shows_the_plan_first(
     args = get_object(fleet["canary"], "deployments", "descheduler", "apps/v1")["spec"]["template"]["spec"][
         "containers"][0]["args"]
     assert "--dry-run=true" not in args
+
+
+def test_a_predictive_log_that_disagrees_with_the_plan_stops_the_switch(
+        fleet: dict[str, Any], tmp_path: Path) -> None:
+    process = tune(write_inventory(tmp_path, fleet, {}), "-e", json.dumps({"descheduler_fleet_target_hosts": "canary"}))
+    assert process.returncode == 0, process.stdout[-5000:]
+    planned = plan_of_stored_spec(fleet["canary"], tmp_path)["evictions"]
+    stranger = {"namespace": "payments", "name": "not-a-candidate-7d9f", "plugin": "RemoveDuplicates",
+                "node": "worker-9", "profile": "AffinityAndTaints"}
+    fleet["canary"].operator.set_operand_log(predictive_log([*planned, stranger]))
+    inventory = write_inventory(tmp_path, fleet, {"canary": {"mode": "Automatic"}})
+    switch = {"descheduler_fleet_target_hosts": "canary", "tune_acknowledge_automatic": True}
+
+    refused = tune(inventory, "-e", json.dumps(switch))
+    assert refused.returncode != 0
+    assert "refusing to switch the descheduler from Predictive to Automatic: what it logged" in refused.stdout
+    assert "1 logged eviction(s) the plan does not find possible (at most 0 allowed): " \
+        "payments/not-a-candidate-7d9f (RemoveDuplicates)" in refused.stdout
+    assert "set tune_acknowledge_gate=true" in refused.stdout
+    assert stored_spec(fleet["canary"])["mode"] == "Predictive"
+
+    accepted = tune(inventory, "-e", json.dumps({**switch, "tune_acknowledge_gate": True}))
+    assert accepted.returncode == 0, accepted.stdout[-5000:]
+    assert stored_spec(fleet["canary"])["mode"] == "Automatic"
 
 
 def test_canary_failure_stops_the_rollout(fleet: dict[str, Any], tmp_path: Path) -> None:

@@ -1,0 +1,149 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, descheduler.fleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: predictive_gate
+short_description: Compare what the descheduler logged in Predictive mode with a plan, before switching to Automatic
+version_added: 0.2.0
+description:
+  - In C(Predictive) mode the descheduler logs each eviction it would perform and each cycle's total. This module
+    checks that log against a plan of the same configuration - each logged eviction must be one the plan finds
+    possible (planned, or seen in one of its sampled cycles with O(descheduler.fleet.plan#module:samples) > 1) and
+    each compared cycle's total must lie in the plan's range of evictions per cycle - and returns the verdict with
+    the differences, pod by pod.
+  - The C(tune) role runs it before it switches a cluster from C(Predictive) to C(Automatic); use it in your own
+    gates the same way.
+  - Runs on the controller and reads nothing from a cluster (give it the results of M(descheduler.fleet.plan) and
+    M(descheduler.fleet.info)).
+author:
+  - descheduler.fleet maintainers (@descheduler-fleet)
+attributes:
+  check_mode:
+    support: full
+    description: The same verdict in check mode; nothing is changed.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is no diff.
+options:
+  plan:
+    description:
+      - The result of M(descheduler.fleet.plan) for the configuration the operator runs in C(Predictive) mode, on the
+        same cluster. With O(descheduler.fleet.plan#module:samples) > 1 (10 or more advised), the possible evictions
+        and the range of evictions per cycle come from the sampled cycles.
+    type: dict
+    required: true
+  log:
+    description:
+      - The parsed log - the C(evictions) value M(descheduler.fleet.info) returns (its C(evictions) and C(cycles)).
+    type: dict
+    required: true
+  cycles:
+    description: Compare the totals of the last this many completed cycles (all of them when unset).
+    type: int
+  max_unexpected:
+    description: How many logged evictions the plan does not find possible are tolerated.
+    type: int
+    default: 0
+  count_tolerance:
+    description: How far outside the plan's range of evictions per cycle a logged total may be.
+    type: int
+    default: 0
+  fail_on_disagreement:
+    description: Fail the task, with the reasons, when the log and the plan disagree (else return C(agrees=false)).
+    type: bool
+    default: false
+"""
+
+EXAMPLES = r"""
+- name: Read the operator's Predictive log
+  descheduler.fleet.info:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    context: prod
+  register: current
+
+- name: Plan the configuration it runs, 20 sampled cycles
+  descheduler.fleet.plan:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    context: prod
+    kubedescheduler: "{{ current.kubedescheduler.spec }}"
+    samples: 20
+  register: plan
+
+- name: Refuse to go on unless the log agrees with the plan
+  descheduler.fleet.predictive_gate:
+    plan: "{{ plan }}"
+    log: "{{ current.evictions }}"
+    cycles: 3
+    fail_on_disagreement: true
+"""
+
+RETURN = r"""
+agrees:
+  description: Whether the log agrees with the plan within the tolerances (and holds at least one completed cycle).
+  returned: always
+  type: bool
+reasons:
+  description: Why not, one sentence per reason (empty when it agrees).
+  returned: always
+  type: list
+  elements: str
+unexpected:
+  description: Each logged eviction the plan does not find possible - C(pod), C(strategy), C(node), C(times_reported).
+  returned: always
+  type: list
+  elements: dict
+cycles:
+  description: The compared cycles - C(index), C(time), C(logged) (its total) and C(within) (the plan's range).
+  returned: always
+  type: list
+  elements: dict
+plan_range:
+  description: The plan's evictions per cycle, C(min) and C(max).
+  returned: always
+  type: dict
+certain_not_logged:
+  description: Pods the plan evicts in every sampled cycle that the log never showed (for review; not a reason).
+  returned: always
+  type: list
+  elements: str
+logged_evictions:
+  description: Distinct evictions in the log.
+  returned: always
+  type: int
+possible_evictions:
+  description: Distinct pods the plan finds possible.
+  returned: always
+  type: int
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.descheduler.fleet.plugins.module_utils.promotion.gate import compare_predictive_log
+
+ARGUMENT_SPEC = dict(
+    plan=dict(type="dict", required=True),
+    log=dict(type="dict", required=True),
+    cycles=dict(type="int"),
+    max_unexpected=dict(type="int", default=0),
+    count_tolerance=dict(type="int", default=0),
+    fail_on_disagreement=dict(type="bool", default=False),
+)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    params = module.params
+    if params["cycles"] is not None and params["cycles"] < 1:
+        module.fail_json(msg=f"cycles: {params['cycles']} is not a number of cycles; give 1 or more, or leave it unset")
+    verdict = compare_predictive_log(params["plan"], params["log"], cycles=params["cycles"],
+                                     max_unexpected=params["max_unexpected"],
+                                     count_tolerance=params["count_tolerance"])
+    if not verdict["agrees"] and params["fail_on_disagreement"]:
+        module.fail_json(msg="the Predictive log and the plan disagree: " + "; ".join(verdict["reasons"]), **verdict)
+    module.exit_json(changed=False, **verdict)
+
+
+if __name__ == "__main__":
+    main()
