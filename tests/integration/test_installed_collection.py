@@ -116,7 +116,11 @@ def test_old_variable_names_are_refused_by_name(installed: dict[str, Any], tmp_p
     process = demo(installed, "-e", f"dry_run_report_dir={tmp_path}", "-e", "descheduler_kubeconfig=/somewhere")
     assert process.returncode != 0
     assert "descheduler_kubeconfig: variable name(s) from before descheduler.fleet 0.2.0" in process.stdout
-    assert not (tmp_path / "fleet-summary.json").exists()  # refused before planning anything
+    # refused before planning anything: every cluster is in the summary as failed, with the reason, and none planned
+    summary = json.loads((tmp_path / "fleet-summary.json").read_text())
+    assert summary["clusters_ok"] == 0 and summary["clusters_failed"] == len(summary["clusters"]) > 0
+    assert all("descheduler_kubeconfig: variable name(s) from before" in row["error"] for row in summary["clusters"])
+    assert not any(path.is_dir() for path in tmp_path.iterdir())
 
 
 def test_ansible_doc_renders_every_module_and_role(installed: dict[str, Any]) -> None:
