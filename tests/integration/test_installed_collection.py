@@ -195,3 +195,19 @@ def test_galaxy_version_is_the_newest_release_or_the_next_one_in_development() -
     else:
         assert version == newest
     assert f"v{newest}".replace(".", "\\.") in (REPO / "CHANGELOG.md").read_text()
+
+
+def test_the_demo_what_if_runs_from_the_installed_collection(installed: dict[str, Any], tmp_path: Path) -> None:
+    """`make demo`'s what-if: the example inventory and examples/whatif-candidates.yml, through the installed role."""
+    root: Path = installed["root"]
+    candidates = root / "examples" / "whatif-candidates.yml"
+    process = run([executable("ansible-playbook"), "-i", str(root / "examples" / "inventory.yml"),
+                   "descheduler.fleet.whatif", "-l", DEMO_LIMIT, "-e", f"@{candidates}",
+                   "-e", f"whatif_report_dir={tmp_path}"], installed["env"], installed["work"])
+    assert process.returncode == 0, process.stdout[-4000:] + process.stderr[-2000:]
+    fleet = json.loads((tmp_path / "whatif-fleet.json").read_text())
+    assert fleet["clusters"] and all(row["ok"] and row["best"] for row in fleet["clusters"])
+    for row in fleet["clusters"]:
+        assert [c["name"] for c in row["candidates"]] == ["lifecycle-medium", "lifecycle-high",
+                                                          "affinity-and-lifecycle"]
+        assert (tmp_path / row["cluster"] / "whatif.html").exists()
