@@ -47,7 +47,7 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     snapshot, warnings, source, identity, api_client = read_input(params, placement)
     warnings.extend(spec_warnings)
     policy, kind, policy_origin = _policy(params, api_client)
-    attach_metrics(snapshot, params, policy, kind, api_client, lambda: _client(params))
+    attach_metrics(snapshot, params, policy, kind, api_client, lambda: api_client_for(params))
     plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
                         prometheus_url=params.get("prometheus_url"), samples=samples_of(params),
                         seed=params.get("seed"), placement=placement)
@@ -61,7 +61,7 @@ def run_plan(params: Mapping[str, Any]) -> dict:
         # a dryRun=All eviction per planned pod: the API server says whether its PDB allows it now
         from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction import verify_evictions
 
-        plan["verification"] = verify_evictions(api_client or _client(params), plan["evictions"])
+        plan["verification"] = verify_evictions(api_client or api_client_for(params), plan["evictions"])
     if params.get("cluster_name"):
         plan["cluster"] = params["cluster_name"]
     if params.get("report_dir"):
@@ -111,7 +111,7 @@ def read_input(params: Mapping[str, Any],
         warnings: list[str] = []
         api_client = None
     else:
-        api_client = _client(params)
+        api_client = api_client_for(params)
         snapshot, warnings, source, identity = _snapshot_from_cluster(api_client, params, placement)
     _check_identity(identity, params, warnings)
     return snapshot, warnings, source, identity, api_client
@@ -170,7 +170,7 @@ def _check_identity(identity: ClusterIdentity, params: Mapping[str, Any], warnin
                         "cannot check that it runs on this cluster")
 
 
-def _client(params: Mapping[str, Any]) -> Any:
+def api_client_for(params: Mapping[str, Any]) -> Any:
     from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
 
     return build_api_client(params)

@@ -14,6 +14,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors im
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import (
     PlanRequestError,
+    api_client_for,
     kubedescheduler_field_warnings,
     placement_request,
     read_input,
@@ -72,7 +73,8 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
 def _plan(snapshot: Any, candidate: Mapping[str, Any], now: str, params: Mapping[str, Any], placement: Any,
           api_client: Any) -> dict[str, Any]:
     """The candidate's plan, as the plan module computes it."""
-    attach_metrics(snapshot, params, candidate["policy"], candidate["kind"], api_client, lambda: _client(params))
+    attach_metrics(snapshot, params, candidate["policy"], candidate["kind"], api_client,
+                   lambda: api_client_for(params))
     return compute_plan(snapshot, candidate["policy"], now, policy_kind=candidate["kind"],
                         prometheus_url=params.get("prometheus_url"), samples=samples_of(params),
                         seed=params.get("seed"), placement=placement)
@@ -136,9 +138,3 @@ def read_candidates(value: Any, allow_none: bool = False) -> list[dict[str, Any]
 def _plan_warnings(plan: Mapping[str, Any]) -> list[str]:
     no_op = why_nothing_may_be_evicted(plan)
     return list(plan.get("warnings") or []) + [warning for found in no_op.values() for warning in found]
-
-
-def _client(params: Mapping[str, Any]) -> Any:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
-    return build_api_client(params)
