@@ -304,6 +304,10 @@ def test_summarize_fleet_marks_failed_clusters_and_totals(plan: dict, tmp_path: 
                                       {"name": "shop/ReplicaSet/web-5d9c7", "evictions": 2}]
     assert len(prod["top_owners"]) == 3
     assert prod["limits_hit"] == {"total": False, "node": ["worker-1", "worker-2", "worker-3"], "namespace": []}
+    # as the plan report says it: the limit, where it was reached and the pods it spared
+    assert prod["limits_reached"] == ["maxNoOfPodsToEvictPerNode 3 reached on 3 nodes (worker-1, worker-2, "
+                                      "worker-3): 4 pods spared"]
+    assert rows["staging"]["limits_reached"] == []
     assert prod["report"] == "prod/plan.html" and rows["staging"]["report"] is None
     assert rows["dev"]["limits_hit"]["total"] is True
 

@@ -37,6 +37,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_repo
     to_json,
     write_atomically,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_scale import limits_reached
 
 FLEET_FILES = {"json": "fleet-summary.json", "markdown": "fleet-summary.md", "html": "fleet-summary.html"}
 FORMAT_VERSION = 1
@@ -95,6 +96,9 @@ def _cluster_row(entry: Any, index: int, out_dir: Optional[str]) -> dict:
         "top_owners": [{"name": n, "evictions": c} for n, c in view.by_owner[:TOP]],
         "limits_hit": {"total": view.limits_hit.total, "node": view.limits_hit.nodes,
                        "namespace": view.limits_hit.namespaces},
+        # what the plan report says: each limit reached (flagged, or sparing pods) with the pods it spared
+        "limits_reached": [limit.describe() for limit in limits_reached(
+            as_dict(as_dict(whole.get("summary")).get("limits")), as_dict(whole.get("spared")).get("by_reason"))],
         "errors": len(view.errors),
         "warnings": len(view.warnings),
         "vms_to_migrate": as_count(as_dict(whole.get("summary")).get("vms_to_migrate")),
@@ -105,7 +109,8 @@ def _cluster_row(entry: Any, index: int, out_dir: Optional[str]) -> dict:
 def _failed_row(name: str, error: str) -> dict:
     return {"cluster": name, "status": STATUS_FAILED, "error": error, "now": None, "skip_reason": None,
             "evictions": None, "by_plugin": {}, "top_namespaces": [], "top_owners": [],
-            "limits_hit": {"total": False, "node": [], "namespace": []}, "errors": 0, "warnings": 0, "report": None,
+            "limits_hit": {"total": False, "node": [], "namespace": []}, "limits_reached": [], "errors": 0,
+            "warnings": 0, "report": None,
             "vms_to_migrate": None}
 
 
@@ -157,11 +162,8 @@ def counts_text(counts: Any) -> str:
     return ", ".join(f"{item['name']} {item['evictions']}" for item in counts) or "—"
 
 
-def limits_text(hit: dict) -> str:
-    parts = ["total" if hit.get("total") else ""]
-    parts.append(f"nodes: {', '.join(hit['node'])}" if hit.get("node") else "")
-    parts.append(f"namespaces: {', '.join(hit['namespace'])}" if hit.get("namespace") else "")
-    return "; ".join(p for p in parts if p) or "—"
+def limits_cell(row: dict) -> str:
+    return "; ".join(row.get("limits_reached") or []) or "—"
 
 
 def fleet_line(fleet: dict) -> str:
@@ -211,7 +213,7 @@ def _markdown_row(row: dict) -> list[str]:
     else:
         status = "ok"
     cells = [counts_text(row["by_plugin"]), counts_text(row["top_namespaces"]), counts_text(row["top_owners"]),
-             limits_text(row["limits_hit"])]
+             limits_cell(row)]
     evictions = "—" if row["evictions"] is None else str(row["evictions"])
     problems = "—" if row["status"] == STATUS_FAILED else f"{row['errors']} / {row['warnings']}"
     return [cluster, status, evictions, *(markdown_text(c) for c in cells), problems]
@@ -263,7 +265,7 @@ def _html_row(row: dict, largest: int) -> list[Any]:
     share = mini_bar(count, largest, label=f"{count} evictions", width=80)
     evictions = join([element("span", count, class_="num"), " ", share])
     return [name, status, evictions, _html_counts(row["by_plugin"]), _html_counts(row["top_namespaces"], True),
-            _html_counts(row["top_owners"], True), limits_text(row["limits_hit"]),
+            _html_counts(row["top_owners"], True), limits_cell(row),
             f"{row['errors']} / {row['warnings']}"]
 
 
