@@ -61,6 +61,13 @@ options:
     type: str
     choices: [Strict, Warn, Ignore]
     default: Strict
+  previous_plan:
+    description:
+      - The path of this cluster's plan from an earlier run (its C(plan.json), for example in O(report_dir)). The
+        result then has RV(since_previous) - the evictions new, gone and moved to another plugin, and the drift of
+        the nodes' requested share. A path that does not exist yet (the first run) gives C(since_previous=null).
+      - Read before the report of this run is written, so it may be the same file.
+    type: path
   fail_on:
     description:
       - Fail the task (after the reports are written) when the plan finds one of these. Each is always an Ansible
@@ -373,6 +380,18 @@ errors:
   returned: always
   type: list
   elements: dict
+since_previous:
+  description:
+    - With O(previous_plan), what changed since that plan - C(previous_now), C(evictions_before),
+      C(evictions_after), C(new) and C(gone) (pods as C(namespace/name)), C(moved) (C(pod), C(from), C(to) as
+      C(profile/plugin)) and C(utilization_drift) (per resource C(mean), C(largest), C(largest_node) and
+      C(nodes_compared), in percentage points of the nodes' requested share before the cycle). Null when the
+      previous plan does not exist yet.
+  returned: when O(previous_plan) is set
+  type: dict
+  sample: {previous_now: "2026-11-21T12:00:00Z", evictions_before: 12, evictions_after: 14, new: [shop/web-2],
+           gone: [], moved: [], utilization_drift: {cpu: {mean: 1.2, largest: 8.5, largest_node: worker-3,
+           nodes_compared: 6}, memory: null}}
 fail_on_matched:
   description: The warnings that failed the task under O(fail_on) (empty when it did not fail).
   returned: always
@@ -473,6 +492,7 @@ ARGUMENT_SPEC = dict(
     field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
     verify=dict(type="str", choices=["none", "server"], default="none"),
     fail_on=dict(type="list", elements="str", choices=list(FAIL_ON_CHOICES), default=[]),
+    previous_plan=dict(type="path"),
 )
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import yaml
 from playbook import REPO, run_playbook
+
+sys.path.insert(0, str(REPO / "examples"))
+from generate_cluster import build_cluster  # noqa: E402
 
 NOW = "2026-11-22T12:00:00Z"
 
@@ -96,3 +100,33 @@ def test_a_cluster_whose_cycle_would_be_skipped_fails_when_asked(tmp_path: Path)
     assert rows["broken"]["status"] == "failed"
     assert "the plan met fail_on (cycle_skipped): the descheduler skips this cycle" in rows["broken"]["error"]
     assert (tmp_path / "out" / "broken" / "plan.json").exists()
+
+
+def test_a_second_run_says_what_changed_since_the_first(tmp_path: Path) -> None:
+    """The same cluster planned twice, its snapshot changed in between: each cluster's result and the fleet summary
+    say which evictions are new, gone or moved since the previous run's plan.json, which the second run replaces."""
+    snapshot = tmp_path / "cluster.json"
+    document = {"clusters": {"hosts": {"grown": {"ansible_connection": "local", "dry_run_snapshot": str(snapshot),
+                                                 "dry_run_policy_file": str(REPO / "examples/policies/"
+                                                                            "plain-k8s-policy.yaml")}},
+                             "vars": {"dry_run_report_dir": str(tmp_path / "out"), "dry_run_now": NOW}}}
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(document))
+    plans = []
+    for nodes in (6, 9):  # the cluster changes between the runs (a bigger one from the same seed)
+        snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                        "items": build_cluster(nodes, 8, seed=3, now=NOW)}))
+        process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(tmp_path / "inventory.yml"))
+        assert process.returncode == 0, process.stdout[-3000:]
+        plans.append(json.loads((tmp_path / "out" / "grown" / "plan.json").read_text()))
+    first, second = plans
+    assert first["since_previous"] is None, "nothing to compare on the first run"
+    changes = second["since_previous"]
+    pods = {f"{e['namespace']}/{e['name']}" for e in first["evictions"]}, \
+        {f"{e['namespace']}/{e['name']}" for e in second["evictions"]}
+    assert changes["new"] == sorted(pods[1] - pods[0]) and changes["gone"] == sorted(pods[0] - pods[1])
+    assert (changes["evictions_before"], changes["evictions_after"]) == (len(first["evictions"]),
+                                                                         len(second["evictions"]))
+    assert changes["previous_now"] == first["now"]
+    summary = (tmp_path / "out" / "fleet-summary.md").read_text()
+    assert (f"- **grown** (since {first['now']}): {len(changes['new'])} new, {len(changes['gone'])} gone, "
+            f"{len(changes['moved'])} moved to another plugin") in summary

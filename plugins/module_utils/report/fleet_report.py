@@ -101,16 +101,33 @@ def _cluster_row(entry: Any, index: int, out_dir: Optional[str]) -> dict:
             as_dict(as_dict(whole.get("summary")).get("limits")), as_dict(whole.get("spared")).get("by_reason"))],
         "errors": len(view.errors),
         "warnings": len(view.warnings),
+        "since_previous": _since_previous(whole.get("since_previous")),
         "vms_to_migrate": as_count(as_dict(whole.get("summary")).get("vms_to_migrate")),
         "report": _report_link(entry.get("report_dir"), out_dir),
     }
+
+
+def _since_previous(changes: Any) -> Optional[dict]:
+    """The counts of what changed since the previous run's plan (report/plan_diff.py), None without one."""
+    if not isinstance(changes, dict):
+        return None
+    drift = as_dict(as_dict(changes.get("utilization_drift")).get("cpu"))
+    return {"previous_now": changes.get("previous_now"), "new": len(as_list(changes.get("new"))),
+            "gone": len(as_list(changes.get("gone"))), "moved": len(as_list(changes.get("moved"))),
+            "cpu_drift_mean": drift.get("mean")}
+
+
+def changes_text(changes: dict) -> str:
+    drift = changes["cpu_drift_mean"]
+    text = f"{changes['new']} new, {changes['gone']} gone, {changes['moved']} moved to another plugin"
+    return text + ("" if drift is None else f"; CPU requested share {drift:+.2f} points on average")
 
 
 def _failed_row(name: str, error: str) -> dict:
     return {"cluster": name, "status": STATUS_FAILED, "error": error, "now": None, "skip_reason": None,
             "evictions": None, "by_plugin": {}, "top_namespaces": [], "top_owners": [],
             "limits_hit": {"total": False, "node": [], "namespace": []}, "limits_reached": [], "errors": 0,
-            "warnings": 0, "report": None,
+            "warnings": 0, "report": None, "since_previous": None,
             "vms_to_migrate": None}
 
 
@@ -190,6 +207,11 @@ def render_fleet_markdown(fleet: dict) -> str:
     sections = ["# Descheduling fleet summary", markdown_text(fleet_line(fleet)),
                 "## Clusters\n\n" + _markdown_cluster_table(headers, rows),
                 "## Fleet totals\n\n" + markdown_table(("Plugin", "Evictions"), totals)]
+    changed = [row for row in fleet["clusters"] if row.get("since_previous")]
+    if changed:
+        sections.append("## Since the previous run\n\n" + "\n".join(
+            f"- **{markdown_text(row['cluster'])}** (since {markdown_text(row['since_previous']['previous_now'])}): "
+            f"{changes_text(row['since_previous'])}" for row in changed))
     failed = [row for row in fleet["clusters"] if row["status"] == STATUS_FAILED]
     if failed:
         sections.append("## Failed clusters\n\n" + "\n".join(
@@ -240,6 +262,11 @@ def render_fleet_html(fleet: dict) -> str:
         body.append(element("div", [element("strong", f"{failed} cluster(s) failed: "), names,
                                     ". Their errors are in the table."], class_="notice tone-red", role="note"))
     body += [_html_clusters(fleet), _html_totals(fleet)]
+    changed = [row for row in fleet["clusters"] if row.get("since_previous")]
+    if changed:
+        body.append(element("section", [element("h2", "Since the previous run"), bullet_list(
+            [f"{row['cluster']} (since {row['since_previous']['previous_now']}): {changes_text(row['since_previous'])}"
+             for row in changed])]))
     return str(page("Descheduling fleet summary", body))
 
 

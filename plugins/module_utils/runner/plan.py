@@ -64,6 +64,8 @@ def run_plan(params: Mapping[str, Any]) -> dict:
         plan["verification"] = verify_evictions(api_client or api_client_for(params), plan["evictions"])
     if params.get("cluster_name"):
         plan["cluster"] = params["cluster_name"]
+    if params.get("previous_plan"):  # read before the report of this run replaces it
+        plan["since_previous"] = _since_previous(params["previous_plan"], plan)
     if params.get("report_dir"):
         from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import write_plan_report
 
@@ -115,6 +117,23 @@ def read_input(params: Mapping[str, Any],
         snapshot, warnings, source, identity = _snapshot_from_cluster(api_client, params, placement)
     _check_identity(identity, params, warnings)
     return snapshot, warnings, source, identity, api_client
+
+
+def _since_previous(path: str, plan: Mapping[str, Any]) -> Any:
+    """The changes since the plan at ``path`` (a previous run's plan.json); None when there is none yet."""
+    import json
+
+    from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_diff import diff_plans
+
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            previous = json.load(handle)
+    except (OSError, ValueError) as error:
+        raise PlanRequestError(f"previous_plan: cannot read {path!r} as a plan ({error}); give a plan.json this "
+                               "module wrote, or remove the file") from error
+    return diff_plans(previous, plan)
 
 
 def samples_of(params: Mapping[str, Any]) -> Any:
