@@ -48,7 +48,7 @@ def _possible(plan: Mapping[str, Any]) -> set[tuple[str, str]]:
 def _key(entry: Mapping[str, Any]) -> tuple[str, str]:
     if entry.get("namespace") and entry.get("name"):
         return str(entry["namespace"]), str(entry["name"])
-    namespace, _, name = str(entry.get("pod") or "").partition("/")
+    namespace, _separator, name = str(entry.get("pod") or "").partition("/")
     return namespace, name
 
 
