@@ -20,6 +20,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import final_spread
 
 SEARCHABLE = ("LowNodeUtilization", "HighNodeUtilization")
+REQUEST_RESOURCES = ["cpu", "memory", "pods"]
+METRIC_RESOURCE = "MetricResource"  # the measured usage the operator's KubeVirt profile thresholds
 
 
 class ThresholdSearchError(EngineError):
@@ -80,23 +82,26 @@ def _candidate(base: Mapping[str, Any], plugin: str, args: Mapping[str, Any], re
 
 def operator_equivalent(plugin: str, args: Mapping[str, Any], resources: list[str], low: float,
                         high: Optional[float]) -> Optional[dict[str, Any]]:
-    """The profileCustomizations that make the operator render these thresholds, None when it cannot (the operator
-    sets cpu, memory and pods together, to its presets only)."""
-    if sorted(resources) != ["cpu", "memory", "pods"]:
-        return None
+    """The profile and customization with which the operator renders these thresholds, None when it cannot. The
+    operator sets its presets only (kubedescheduler/policy.py): CompactAndScale's HighNodeUtilization and
+    LifecycleAndUtilization's LowNodeUtilization on cpu, memory and pods together (static thresholds), the
+    KubeVirt profile's LowNodeUtilization on MetricResource (deviation or static)."""
+    deviation = bool(args.get("useDeviationThresholds"))
     if plugin == "HighNodeUtilization":
-        preset = _preset(HIGH_NODE_UTILIZATION_PRESETS, low)
+        preset = _preset(HIGH_NODE_UTILIZATION_PRESETS, low) if sorted(resources) == REQUEST_RESOURCES else None
         return None if preset is None else {"profiles": ["CompactAndScale"],
                                             "profileCustomizations": {"devHighNodeUtilizationThresholds": preset}}
-    presets = DEVIATION_PRESETS if args.get("useDeviationThresholds") else LOW_NODE_UTILIZATION_PRESETS
-    preset = _preset(presets, (low, high))
-    if preset is None:
-        return None
-    if args.get("useDeviationThresholds"):
-        return {"profiles": ["KubeVirtRelieveAndMigrate"],
-                "profileCustomizations": {"devDeviationThresholds": preset}}
-    return {"profiles": ["LifecycleAndUtilization"],
-            "profileCustomizations": {"devLowNodeUtilizationThresholds": preset}}
+    if sorted(resources) == REQUEST_RESOURCES and not deviation:
+        preset = _preset(LOW_NODE_UTILIZATION_PRESETS, (low, high))
+        return None if preset is None else {"profiles": ["LifecycleAndUtilization"], "profileCustomizations": {
+            "devLowNodeUtilizationThresholds": preset}}
+    if resources == [METRIC_RESOURCE]:
+        presets, customization = ((DEVIATION_PRESETS, "devDeviationThresholds") if deviation
+                                  else (LOW_NODE_UTILIZATION_PRESETS, "devLowNodeUtilizationThresholds"))
+        preset = _preset(presets, (low, high))
+        return None if preset is None else {"profiles": ["KubeVirtRelieveAndMigrate"],
+                                            "profileCustomizations": {customization: preset}}
+    return None
 
 
 def _preset(presets: Mapping[str, Any], value: Any) -> Optional[str]:

@@ -55,3 +55,50 @@ def test_the_front_keeps_the_points_nothing_beats_on_both_figures() -> None:
     points = [point("a", 0, 20.0), point("b", 5, 10.0), point("c", 5, 12.0), point("d", 9, 10.0),
               point("e", 12, 4.0), point("f", 5, 10.0), point("g", 0, 0.0, skipped=True)]
     assert pareto_front(points, "cpu") == ["a", "b", "e"]
+
+
+DEVIATION_BASE = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+    "name": "kubevirt", "pluginConfig": [{"name": "LowNodeUtilization", "args": {
+        "useDeviationThresholds": True, "thresholds": {"MetricResource": 0},
+        "targetThresholds": {"MetricResource": 10}}}],
+    "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}}}]}
+
+
+def test_deviation_thresholds_on_measured_usage_are_the_kubevirt_profiles_presets() -> None:
+    found = threshold_candidates({"policy": DEVIATION_BASE, "low": [0, 10], "high": [10, 20],
+                                  "resources": ["MetricResource"]})
+    by_name = {c["name"]: c["kubedescheduler"] for c in found}
+    assert by_name["LowNodeUtilization-0-10"] == {"profiles": ["KubeVirtRelieveAndMigrate"], "profileCustomizations": {
+        "devDeviationThresholds": "AsymmetricLow"}}
+    assert by_name["LowNodeUtilization-0-20"]["profileCustomizations"] == {"devDeviationThresholds": "AsymmetricMedium"}
+    assert by_name["LowNodeUtilization-10-20"] is None  # no preset is 10/20
+
+
+def test_deviation_thresholds_on_requests_have_no_operator_equivalent() -> None:
+    policy = {**DEVIATION_BASE}
+    found = threshold_candidates({"policy": policy, "low": [10], "high": [30]})  # cpu, memory and pods
+    assert found[0]["kubedescheduler"] is None
+
+
+@pytest.mark.parametrize("search", [
+    {"policy": BASE, "low": [10, 20, 40], "high": [30, 50, 70]},
+    {"policy": DEVIATION_BASE, "low": [0], "high": [10, 20, 30], "resources": ["MetricResource"]},
+    {"policy": {**BASE, "profiles": [{"name": "compact", "pluginConfig": [
+        {"name": "HighNodeUtilization", "args": {"thresholds": {"cpu": 20}}}],
+        "plugins": {"balance": {"enabled": ["HighNodeUtilization"]}}}]},
+     "plugin": "HighNodeUtilization", "low": [10, 20, 30]},
+])
+def test_the_operator_equivalent_renders_the_same_thresholds(search: dict[str, Any]) -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
+
+    plugin = search.get("plugin", "LowNodeUtilization")
+    expressible = [c for c in threshold_candidates(search) if c["kubedescheduler"]]
+    assert expressible, "the grid holds operator presets"
+    for candidate in expressible:
+        rendered = render_policy({"deschedulingIntervalSeconds": 3600, **candidate["kubedescheduler"]},
+                                 namespaces=["default"])
+        args = next(config["args"] for profile in rendered["profiles"] for config in profile["pluginConfig"]
+                    if config["name"] == plugin)
+        wanted = candidate["policy"]["profiles"][0]["pluginConfig"][0]["args"]
+        for key in ("thresholds", "targetThresholds", "useDeviationThresholds"):
+            assert args.get(key) == wanted.get(key), (candidate["name"], key)
