@@ -56,21 +56,16 @@ class ActionModule(ActionBase):
     def _check_pinned_cluster(args: dict, pinned: str, host: str) -> dict:
         """Read the cluster's identity with the role's connection and compare it with descheduler_fleet_cluster_uid
         (the modules run on this controller, so it has the client library they use)."""
-        from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
         from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
         from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
-            check_expected_uid,
-            read_cluster_identity,
+            connect_to_intended_cluster,
         )
 
         connection = {name: args.get(name) for name in CONNECTION_ARG_SPEC}
         try:
-            api_client = build_api_client(connection)
-            try:
-                identity = read_cluster_identity(api_client)
-            finally:
-                api_client.close()
-            check_expected_uid(identity, pinned, "descheduler_fleet_cluster_uid")
+            api_client, identity = connect_to_intended_cluster(
+                {**connection, "descheduler_fleet_cluster_uid": pinned}, pinned_by="descheduler_fleet_cluster_uid")
+            api_client.close()
         except ClusterError as error:
             describe = getattr(error, "describe", None)
             raise AnsibleActionFail(f"{host}: {describe() if callable(describe) else error}") from None

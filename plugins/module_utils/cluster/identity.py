@@ -60,14 +60,16 @@ def read_cluster_identity(api_client: Any) -> ClusterIdentity:
     return ClusterIdentity(uid=uid, server=server)
 
 
-def connect_to_intended_cluster(params: Mapping[str, Any]) -> tuple[Any, ClusterIdentity]:
-    """The client of a module's connection options and the identity of the cluster it reaches, checked against
-    ``expected_cluster_uid`` before the module reads or writes anything else. Every module that talks to a cluster
-    starts here and returns the identity as ``cluster_identity``."""
+def connect_to_intended_cluster(params: Mapping[str, Any],
+                                pinned_by: str = "expected_cluster_uid") -> tuple[Any, ClusterIdentity]:
+    """The client of the connection options in ``params`` and the identity of the cluster it reaches, checked
+    against the UID ``params[pinned_by]`` before anything else is read or written. Every module that talks to a
+    cluster starts here and returns the identity as ``cluster_identity``; the roles' preflight too, with the
+    inventory's ``descheduler_fleet_cluster_uid``."""
     api_client = build_api_client(params)
     try:
         identity = read_cluster_identity(api_client)
-        check_expected_uid(identity, params.get("expected_cluster_uid"), "expected_cluster_uid")
+        check_expected_uid(identity, params.get(pinned_by), pinned_by)
     except BaseException:
         api_client.close()
         raise
