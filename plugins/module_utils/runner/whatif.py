@@ -84,8 +84,7 @@ def _searched(search: Any, taken: set[str]) -> list[dict[str, Any]]:
     """The candidates of a threshold search (none without one); their names must not be the user's."""
     if not search:
         return []
-    searched = [{**candidate, "kind": "DeschedulerPolicy", "operator_spec": candidate.pop("kubedescheduler")}
-                for candidate in threshold_candidates(search)]
+    searched = threshold_candidates(search)
     clash = sorted(taken & {c["name"] for c in searched})
     if clash:
         raise PlanRequestError(f"candidates: {', '.join(clash)} is also the name of a threshold_search point; "

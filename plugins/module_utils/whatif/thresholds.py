@@ -29,7 +29,8 @@ class ThresholdSearchError(EngineError):
 
 
 def threshold_candidates(search: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One candidate per grid point, named after its thresholds, with ``thresholds`` recording the point."""
+    """One candidate per grid point (as the whatif runner plans them), named after its thresholds, with ``thresholds``
+    recording the point and ``operator_spec`` its KubeDescheduler equivalent (None when the operator has none)."""
     plugin = search.get("plugin") or "LowNodeUtilization"
     if plugin not in SEARCHABLE:
         raise ThresholdSearchError(f"threshold_search.plugin: {plugin!r}; use one of {', '.join(SEARCHABLE)}")
@@ -76,8 +77,8 @@ def _candidate(base: Mapping[str, Any], plugin: str, args: Mapping[str, Any], re
                     config["args"]["targetThresholds"] = {r: _number(high) for r in resources}
     name = f"{plugin}-{_number(low)}" + ("" if high is None else f"-{_number(high)}")
     thresholds = {"low": _number(low), "high": None if high is None else _number(high), "resources": resources}
-    return {"name": name, "policy": policy, "thresholds": thresholds,
-            "kubedescheduler": operator_equivalent(plugin, args, resources, low, high)}
+    return {"name": name, "policy": policy, "kind": "DeschedulerPolicy", "thresholds": thresholds,
+            "operator_spec": operator_equivalent(plugin, args, resources, low, high)}
 
 
 def operator_equivalent(plugin: str, args: Mapping[str, Any], resources: list[str], low: float,

@@ -25,14 +25,14 @@ def test_each_grid_point_with_low_under_high_is_a_policy_with_those_thresholds()
     assert args == {"thresholds": {"cpu": 10, "memory": 10, "pods": 10},
                     "targetThresholds": {"cpu": 50, "memory": 50, "pods": 50}, "numberOfNodes": 2}
     assert BASE["profiles"][0]["pluginConfig"][0]["args"]["thresholds"] == {"cpu": 20}, "the base is not changed"
-    assert found[0]["kubedescheduler"] == {"profiles": ["LifecycleAndUtilization"],
-                                           "profileCustomizations": {"devLowNodeUtilizationThresholds": "Low"}}
-    assert found[1]["kubedescheduler"] is None
+    assert found[0]["operator_spec"] == {"profiles": ["LifecycleAndUtilization"],
+                                         "profileCustomizations": {"devLowNodeUtilizationThresholds": "Low"}}
+    assert found[1]["operator_spec"] is None
 
 
 def test_the_operator_cannot_express_thresholds_on_some_resources_only() -> None:
     found = threshold_candidates({"policy": BASE, "low": [20], "high": [50], "resources": ["cpu"]})
-    assert found[0]["kubedescheduler"] is None
+    assert found[0]["operator_spec"] is None
 
 
 @pytest.mark.parametrize(("search", "message"), [
@@ -67,7 +67,7 @@ DEVIATION_BASE = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPoli
 def test_deviation_thresholds_on_measured_usage_are_the_kubevirt_profiles_presets() -> None:
     found = threshold_candidates({"policy": DEVIATION_BASE, "low": [0, 10], "high": [10, 20],
                                   "resources": ["MetricResource"]})
-    by_name = {c["name"]: c["kubedescheduler"] for c in found}
+    by_name = {c["name"]: c["operator_spec"] for c in found}
     assert by_name["LowNodeUtilization-0-10"] == {"profiles": ["KubeVirtRelieveAndMigrate"], "profileCustomizations": {
         "devDeviationThresholds": "AsymmetricLow"}}
     assert by_name["LowNodeUtilization-0-20"]["profileCustomizations"] == {"devDeviationThresholds": "AsymmetricMedium"}
@@ -77,7 +77,7 @@ def test_deviation_thresholds_on_measured_usage_are_the_kubevirt_profiles_preset
 def test_deviation_thresholds_on_requests_have_no_operator_equivalent() -> None:
     policy = {**DEVIATION_BASE}
     found = threshold_candidates({"policy": policy, "low": [10], "high": [30]})  # cpu, memory and pods
-    assert found[0]["kubedescheduler"] is None
+    assert found[0]["operator_spec"] is None
 
 
 @pytest.mark.parametrize("search", [
@@ -92,10 +92,10 @@ def test_the_operator_equivalent_renders_the_same_thresholds(search: dict[str, A
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
 
     plugin = search.get("plugin", "LowNodeUtilization")
-    expressible = [c for c in threshold_candidates(search) if c["kubedescheduler"]]
+    expressible = [c for c in threshold_candidates(search) if c["operator_spec"]]
     assert expressible, "the grid holds operator presets"
     for candidate in expressible:
-        rendered = render_policy({"deschedulingIntervalSeconds": 3600, **candidate["kubedescheduler"]},
+        rendered = render_policy({"deschedulingIntervalSeconds": 3600, **candidate["operator_spec"]},
                                  namespaces=["default"])
         args = next(config["args"] for profile in rendered["profiles"] for config in profile["pluginConfig"]
                     if config["name"] == plugin)
