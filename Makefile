@@ -60,7 +60,7 @@ unit: venv
 	$(BIN)/pytest -q tests/unit
 
 # The integration tests run on a real kube-apiserver + kube-controller-manager + etcd built from Go sources
-# (tests/controlplane/build.sh: cached per machine, see README.md "Tests"; TEST_BACKEND=emulator skips it), and
+# (tests/controlplane/build.sh: cached per machine, see README.md "Tests"; TEST_KUBECONFIG skips it), and
 # the upstream descheduler the plans are compared with (tests/upstream/build.sh, same libraries and cache).
 # INTEGRATION_WORKERS pytest-xdist workers, each with a control plane of its own (see README.md "Tests").
 INTEGRATION_WORKERS ?= 3
@@ -68,7 +68,7 @@ integration: venv controlplane
 	$(BIN)/pytest -q -n $(INTEGRATION_WORKERS) --dist loadgroup tests/integration
 
 controlplane:
-	@if [ "$${TEST_BACKEND:-}" != emulator ] && [ -z "$${TEST_KUBECONFIG:-}" ]; then \
+	@if [ -z "$${TEST_KUBECONFIG:-}" ]; then \
 	  bash tests/controlplane/build.sh && bash tests/upstream/build.sh; fi
 
 sanity: venv

@@ -40,7 +40,7 @@ run_stage() {
 
 go_build_pid=""
 go_build_started=$(date +%s)
-if [ "${TEST_BACKEND:-}" != emulator ] && [ -z "${TEST_KUBECONFIG:-}" ]; then
+if [ -z "${TEST_KUBECONFIG:-}" ]; then
     rm -f build/go-build.finished
     ( bash tests/controlplane/build.sh >/dev/null && bash tests/upstream/build.sh >/dev/null \
         && date +%s >build/go-build.finished ) >build/go-build.log 2>&1 &

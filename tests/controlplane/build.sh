@@ -20,7 +20,7 @@ binaries=(kube-apiserver kube-controller-manager kube-scheduler etcd)
 
 if ! command -v go >/dev/null 2>&1; then
     echo "build.sh: the Go toolchain is needed to build the test control plane (go.mod says which version);" \
-         "install it from https://go.dev/dl/ or set TEST_BACKEND=emulator" >&2
+         "install it from https://go.dev/dl/ or point TEST_KUBECONFIG at a cluster of yours" >&2
     exit 2
 fi
 

@@ -50,7 +50,7 @@ def build_binaries() -> Path:
                                check=False)
     if completed.returncode != 0:
         raise ControlPlaneError(f"tests/controlplane/build.sh failed (exit {completed.returncode}); see its "
-                                "output above. TEST_BACKEND=emulator runs the suite on the in-process emulator.")
+                                "output above. TEST_KUBECONFIG runs the suite on a cluster of yours instead.")
     return Path(completed.stdout.strip().splitlines()[-1])
 
 

@@ -1,11 +1,9 @@
-"""Fixtures for the integration tests: a real Kubernetes control plane (default), a cluster of the tester's, or the
-in-process Kubernetes API emulator.
+"""Fixtures for the integration tests: a real Kubernetes control plane (default) or a cluster of the tester's.
 
-- `kube`: where a test runs, chosen in this order:
+- `kube`: where a test runs:
   1. TEST_KUBECONFIG set: a `RealCluster` handle on that cluster (TEST_KUBE_CONTEXT picks a context); tests marked
-     `needs_emulator` or `faults` are skipped.
-  2. the test is marked `needs_emulator`, or TEST_BACKEND=emulator: the `emulator` fixture below.
-  3. otherwise the suite's own control plane (`control_plane`: kube-apiserver, kube-controller-manager and etcd
+     `faults` are skipped.
+  2. otherwise the suite's own control plane (`control_plane`: kube-apiserver, kube-controller-manager and etcd
      built from tests/controlplane, one per session, with the kubelet stand-in); each test gets a
      `ControlPlaneCluster` handle that removes the namespaces and cluster-scoped objects the test made. A test
      marked `faults` talks to it through a fault-injection proxy (`kube.faults`, tests/integration/faultproxy.py).
@@ -13,11 +11,8 @@ in-process Kubernetes API emulator.
   Control-plane logs are appended to the report of a failed test.
 - `fleet_clusters`: a factory, `fleet_clusters(n)` -> n clusters for a fleet test (one inventory host each): on the
   control plane, the session's plane and extra planes sharing its etcd (tests/integration/fleet_support.py),
-  started on first use and kept for the session, each handle cleaning up like `kube`; n emulators with
-  TEST_BACKEND=emulator; skipped with TEST_KUBECONFIG (one cluster).
-- `emulator`: a started `Emulator` with a kubeconfig in tmp_path (`.url`, `.kubeconfig`, `.context`, `.store`,
-  `.load()`, `.get()`, `.faults`, `.auth`, `.set_pod_log()`). Configure it per test with
-  `@pytest.mark.emulator(controllers=["replicaset"], graceful_pod_deletion=True)`.
+  started on first use and kept for the session, each handle cleaning up like `kube`; skipped with TEST_KUBECONFIG
+  (one cluster).
 - `api_client`: a `kubernetes.client.ApiClient` for `kube`; `dynamic_client`: a DynamicClient on it;
   `namespace`: a fresh namespace for the test.
 """
@@ -35,37 +30,32 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests/integration has no __init__.py: make `emulator` importable
+sys.path.insert(0, str(Path(__file__).parent))  # tests/integration has no __init__.py: make its modules importable
 sys.path.insert(0, str(Path(__file__).parents[1]))  # ... and tests/controlplane as `controlplane`
 
-from emulator import Emulator, RealCluster  # noqa: E402
-from emulator.real_cluster import (  # noqa: E402
+from real_cluster import (  # noqa: E402
     ControlPlaneCluster,
+    RealCluster,
     cluster_scoped_names,
     wait_for_default_service_account,
 )
 
 REAL_CLUSTER_ENV = "TEST_KUBECONFIG"
-BACKEND_ENV = "TEST_BACKEND"  # "controlplane" (default) or "emulator"
 SCHEDULER_ENV = "TEST_KUBE_SCHEDULER"
 _RUNNING: dict[str, Any] = {}  # the session's control plane, for failure reports
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "needs_emulator: uses emulator-only features (seeding, stand-in controllers, "
-                                       "auth rules); runs on the emulator, skipped when TEST_KUBECONFIG is set")
-    config.addinivalue_line("markers", "faults: `kube.faults` injects errors, drops and delays (the emulator's, or a "
-                                       "proxy in front of the control plane); skipped when TEST_KUBECONFIG is set")
-    config.addinivalue_line("markers", "emulator(**options): keyword arguments for the Emulator of this test")
+    config.addinivalue_line("markers", "faults: `kube.faults` injects errors, drops and delays (a proxy in front of "
+                                       "the control plane); skipped when TEST_KUBECONFIG is set")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not os.environ.get(REAL_CLUSTER_ENV):
         return
-    skip = pytest.mark.skip(reason=f"needs the emulator or the fault proxy ({REAL_CLUSTER_ENV} points at a real "
-                                   "cluster)")
+    skip = pytest.mark.skip(reason=f"needs the fault proxy ({REAL_CLUSTER_ENV} points at a real cluster)")
     for item in items:
-        if item.get_closest_marker("needs_emulator") or item.get_closest_marker("faults"):
+        if item.get_closest_marker("faults"):
             item.add_marker(skip)
 
 
@@ -148,41 +138,25 @@ def fleet_planes(request: pytest.FixtureRequest, control_plane: Any) -> Iterator
 
 
 @pytest.fixture
-def fleet_clusters(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+def fleet_clusters(request: pytest.FixtureRequest) -> Iterator[Any]:
     from fleet_support import SKIP_ON_ONE_CLUSTER, fleet_of
 
     if os.environ.get(REAL_CLUSTER_ENV):
         pytest.skip(SKIP_ON_ONE_CLUSTER)
-    if os.environ.get(BACKEND_ENV) == "emulator":
-        yield from fleet_of(None, tmp_path)
-    else:
-        yield from fleet_of(request.getfixturevalue("fleet_planes").planes, tmp_path)
+    yield from fleet_of(request.getfixturevalue("fleet_planes").planes)
 
 
 @pytest.fixture
-def emulator(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Emulator]:
-    marker = request.node.get_closest_marker("emulator")
-    instance = Emulator(**(marker.kwargs if marker else {})).start()
-    instance.write_kubeconfig(tmp_path / "kubeconfig")
-    try:
-        yield instance
-    finally:
-        instance.stop()
-
-
-@pytest.fixture
-def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Emulator | RealCluster]:
+def kube(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RealCluster]:
     kubeconfig = os.environ.get(REAL_CLUSTER_ENV)
     if kubeconfig:
         yield RealCluster(kubeconfig, os.environ.get("TEST_KUBE_CONTEXT"))
-    elif request.node.get_closest_marker("needs_emulator") or os.environ.get(BACKEND_ENV) == "emulator":
-        yield request.getfixturevalue("emulator")
     else:
         yield from _control_plane_cluster(request, tmp_path)
 
 
 @pytest.fixture
-def api_client(kube: Emulator | RealCluster) -> Iterator[Any]:
+def api_client(kube: RealCluster) -> Iterator[Any]:
     client = kube.api_client()
     try:
         yield client
@@ -199,14 +173,13 @@ def dynamic_client(api_client: Any, tmp_path: Path) -> Any:
 
 
 @pytest.fixture
-def namespace(kube: Emulator | RealCluster, api_client: Any) -> Iterator[str]:
+def namespace(api_client: Any) -> Iterator[str]:
     from kubernetes import client
 
     name = f"it-{uuid.uuid4().hex[:8]}"
     core = client.CoreV1Api(api_client)
     core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    if not getattr(kube, "is_emulator", False):
-        wait_for_default_service_account(api_client, name)
+    wait_for_default_service_account(api_client, name)
     try:
         yield name
     finally:

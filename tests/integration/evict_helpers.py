@@ -1,10 +1,10 @@
 """Builders and probes shared by the test_evict*.py tests.
 
-- objects: nodes, ReplicaSets (their pods come from the emulator's ReplicaSet controller, or from a real cluster's),
+- objects: nodes, ReplicaSets (their pods come from the cluster's ReplicaSet controller and the kubelet stand-in),
   PDBs, bare pods;
-- `EvictionRecorder`: wraps the emulator's eviction handler and records every eviction request it answers (with
-  the pod's node, namespace and owner at that moment), the most requests handled at once, and which pods were
-  actually evicted - what the limit tests assert on;
+- `EvictionRecorder`: records at the fault proxy every eviction request the API server answers (with the pod's
+  node, namespace and owner at that moment), the most requests handled at once, and which pods were actually
+  evicted - what the limit tests assert on;
 - `plan_of(...)`: a plan (docs/plan-format.md) for given pods, as the plan module would return it.
 """
 
@@ -83,7 +83,7 @@ def pods_of(kube: Any, namespace: str, app: str | None = None) -> list[dict[str,
 
 
 def create(kube: Any, *objects: dict[str, Any]) -> None:
-    """Create through the API (works against the emulator and a real cluster)."""
+    """Create through the API, as a user would (no status written, unlike `kube.load`)."""
     from kubernetes.dynamic import DynamicClient
 
     with kube.api_client() as api_client:
@@ -160,10 +160,11 @@ class EvictionRequest:
 
 @dataclass
 class EvictionRecorder:
-    """Records every eviction the emulator answers. `delay` (seconds, outside the store lock) makes overlapping
-    requests observable."""
+    """Records every eviction request at the fault proxy in front of the control plane (tests marked `faults`): each
+    one is seen before it is forwarded (the pod's node, namespace and owner read then) and after the server answered.
+    `delay` holds each one at the proxy so that overlapping requests are observable."""
 
-    emulator: Any
+    kube: Any
     delay: float = 0.0
     requests: list[EvictionRequest] = field(default_factory=list)
     max_concurrent: int = 0
@@ -171,63 +172,15 @@ class EvictionRecorder:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self._previous = self.emulator.eviction_handler
-        self.emulator.eviction_handler = self._handle
-
-    def _handle(self, emulator: Any, namespace: str, name: str, eviction: dict[str, Any], dry_run: bool,
-                user: str) -> dict[str, Any]:
-        with self._lock:
-            self._active += 1
-            self.max_concurrent = max(self.max_concurrent, self._active)
-        started = time.monotonic()
-        pod = emulator.get("pods", namespace, name) or {"metadata": {}, "spec": {}}
-        owner = next((f"{namespace}/{r['kind']}/{r['name']}" for r in pod["metadata"].get("ownerReferences") or []
-                      if r.get("controller")), None)
-        dry_run = dry_run or "All" in ((eviction.get("deleteOptions") or {}).get("dryRun") or [])
-        code = 201
-        try:
-            if self.delay:
-                time.sleep(self.delay)
-            return self._previous(emulator, namespace, name, eviction, dry_run, user)
-        except Exception as error:
-            code = getattr(error, "code", 500)
-            raise
-        finally:
-            with self._lock:
-                self._active -= 1
-                self.requests.append(EvictionRequest(started, time.monotonic(), namespace, name,
-                                                     pod["metadata"].get("uid"), pod["spec"].get("nodeName"), owner,
-                                                     dry_run, code))
-
-    @property
-    def evicted(self) -> list[EvictionRequest]:
-        """Requests that evicted a pod (201, not a dry run)."""
-        return [r for r in self.requests if r.code == 201 and not r.dry_run]
-
-    def evicted_per(self, attribute: str) -> Counter:
-        return Counter(getattr(r, attribute) for r in self.evicted)
-
-    def evicted_uids(self) -> Counter:
-        return Counter(r.uid for r in self.evicted)
-
-
-class ProxyEvictionRecorder(EvictionRecorder):
-    """The same records, taken at the fault proxy in front of a real kube-apiserver (tests marked `faults`): each
-    eviction request is seen before it is forwarded (the pod's node, namespace and owner read then) and after the
-    server answered. `delay` holds each one at the proxy so that overlapping requests are observable."""
-
-    def __post_init__(self) -> None:
         if self.delay:
-            self.emulator.faults.delay(self.delay, verb="create", path=r"/eviction$")
-        self.emulator.faults.observe(self, verb="create", path=r"/eviction$")
+            self.kube.faults.delay(self.delay, verb="create", path=r"/eviction$")
+        self.kube.faults.observe(self, verb="create", path=r"/eviction$")
 
     def started(self, method: str, path: str, body: bytes | None) -> tuple[float, str, str, dict[str, Any], bool]:
-        import json
-
         arrived = time.monotonic()  # before the pod is read: that read's latency varies (pacing tests compare starts)
         parts = path.split("/")
         namespace, name = parts[parts.index("namespaces") + 1], parts[parts.index("pods") + 1]
-        pod = self.emulator.get("Pod", namespace, name) or {"metadata": {}, "spec": {}}
+        pod = self.kube.get("Pod", namespace, name) or {"metadata": {}, "spec": {}}
         eviction = json.loads(body or b"{}")
         dry_run = "All" in ((eviction.get("deleteOptions") or {}).get("dryRun") or [])
         with self._lock:
@@ -245,12 +198,20 @@ class ProxyEvictionRecorder(EvictionRecorder):
                                                  pod["metadata"].get("uid"), pod["spec"].get("nodeName"), owner,
                                                  dry_run, status))
 
+    @property
+    def evicted(self) -> list[EvictionRequest]:
+        """Requests that evicted a pod (201, not a dry run)."""
+        return [r for r in self.requests if r.code == 201 and not r.dry_run]
+
+    def evicted_per(self, attribute: str) -> Counter:
+        return Counter(getattr(r, attribute) for r in self.evicted)
+
+    def evicted_uids(self) -> Counter:
+        return Counter(r.uid for r in self.evicted)
+
 
 def eviction_recorder(kube: Any, delay: float = 0.0) -> EvictionRecorder:
-    """An EvictionRecorder for the backend: the emulator's eviction handler, or the fault proxy's observer."""
-    if getattr(kube, "is_emulator", False):
-        return EvictionRecorder(kube, delay=delay)
-    return ProxyEvictionRecorder(kube, delay=delay)
+    return EvictionRecorder(kube, delay=delay)
 
 
 def journal_entries(path: Path) -> list[dict[str, Any]]:

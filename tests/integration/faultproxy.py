@@ -1,4 +1,4 @@
-"""A fault-injection HTTP proxy in front of a real kube-apiserver, with the emulator's `faults` interface.
+"""A fault-injection HTTP proxy in front of a real kube-apiserver: the `kube.faults` of tests marked `faults`.
 
     proxy = FaultProxy(upstream_url, ssl_context).start()   # serves plain HTTP on 127.0.0.1:<port>
     proxy.fail(429, verb="create", path=r"/eviction$", times=2, retry_after=1)   # a 429 storm with Retry-After
@@ -27,9 +27,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Protocol
 from urllib.parse import parse_qs, urlsplit
+
+from standins.httpserver import BackgroundServer
 
 # The reasons kube-apiserver gives for these codes (metav1.StatusReason).
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
@@ -112,23 +114,20 @@ class FaultProxy:
         self._pages_served = 0
         self.continues_expired = 0  # how many 410 Expired answers expire_continue_after gave
         handler = type("Handler", (_Handler,), {"proxy": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fault-proxy", daemon=True)
+        self._server = BackgroundServer(handler, "fault-proxy")
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._server.url
 
     def start(self) -> FaultProxy:
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
-    # ---- rules, as on the emulator's `faults` --------------------------------------------------------------------
+    # ---- rules -------------------------------------------------------------------------------------------------------
 
     def fail(self, status: int, verb: str | None = None, path: str = "", times: int | None = 1,
              message: str | None = None, retry_after: int = 0) -> FaultRule:
@@ -213,7 +212,7 @@ class FaultProxy:
             self._pages_served = 1  # the first page of a new chunked list
             return False
         if self._pages_served >= self._expire_after_pages:
-            self._expire_after_pages = None  # once, like the emulator
+            self._expire_after_pages = None  # once
             self.continues_expired += 1
             return True
         self._pages_served += 1

@@ -5,7 +5,7 @@
   kube-apiserver, kube-controller-manager and kubelet stand-in. They start on first use (about 15 s each) and serve
   every later fleet test of the session.
 - `fleet_of(...)` (per test, behind the `fleet_clusters` fixture of conftest.py): N handles, one per cluster, that
-  remove what the test made at the end as `kube` does; on TEST_BACKEND=emulator, N fresh emulators.
+  remove what the test made at the end as `kube` does.
 - `generated_cluster(cluster, objects)`: a generated cluster (examples/generate_cluster.py) loaded so that the real
   garbage collector and workload controllers leave its pods as they are (see there), and removed from the
   namespaces that outlive the test (kube-system, default) at the end.
@@ -21,15 +21,14 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from emulator import Emulator, RealCluster
-from emulator.real_cluster import ControlPlaneCluster, cluster_scoped_names
+from real_cluster import ControlPlaneCluster, RealCluster, cluster_scoped_names
 from standins.rest import Rest, path, wait_until
 
 # The scheduler the generated ReplicaSets' own pods ask for: neither the kubelet stand-in nor a kube-scheduler binds
 # them, so the ReplicaSet controller deletes them before the generated (assigned) pods.
 UNSERVED_SCHEDULER = "descheduler-fleet-tests-unserved"
 SKIP_ON_ONE_CLUSTER = ("a fleet needs several API servers and TEST_KUBECONFIG names one cluster: run it on the "
-                       "suite's control plane (the default) or TEST_BACKEND=emulator")
+                       "suite's control plane (the default)")
 
 
 class FleetPlanes:
@@ -74,18 +73,15 @@ class FleetPlanes:
         self._extra.clear()
 
 
-def fleet_of(planes: Callable[[int], list[Any]] | None, tmp_path: Path) -> Iterator[Callable[[int], list[Any]]]:
+def fleet_of(planes: Callable[[int], list[Any]]) -> Iterator[Callable[[int], list[Any]]]:
     """A factory `clusters(n)`: n handles with a kubeconfig each (`.kubeconfig`, `.context`, `.get()`, `.load()`,
-    `.api_client()`...). `planes` None: emulators. At the end each control plane handle deletes the namespaces and
-    cluster-scoped objects its test made (all clusters at once: most of it is waiting for namespace controllers);
-    emulators stop."""
+    `.api_client()`...). At the end each handle deletes the namespaces and cluster-scoped objects its test made (all
+    clusters at once: most of it is waiting for namespace controllers)."""
     cleanups: list[Callable[[], None]] = []
     with ExitStack() as stack:
         stack.callback(run_concurrently, cleanups)
 
         def clusters(count: int) -> list[Any]:
-            if planes is None:
-                return [_emulator(stack, tmp_path / f"cluster-{index}.kubeconfig") for index in range(1, count + 1)]
             handles = []
             for plane in planes(count):
                 plane.check_alive()
@@ -109,20 +105,12 @@ def run_concurrently(calls: list[Callable[[], Any]]) -> None:
         raise errors[0]
 
 
-def _emulator(stack: ExitStack, kubeconfig: Path) -> Emulator:
-    instance = Emulator().start()
-    stack.callback(instance.stop)
-    instance.write_kubeconfig(kubeconfig)
-    return instance
-
-
 # ---- a generated cluster on a real control plane ---------------------------------------------------------------
 
 @contextmanager
 def generated_cluster(cluster: Any, objects: list[dict[str, Any]]) -> Iterator[None]:
-    """Load a generated cluster. The emulator takes it as it is. A real control plane's garbage collector deletes a
-    pod whose owner (by uid) does not exist, and its workload controllers would replace the generated pods with
-    their own, so there:
+    """Load a generated cluster. A real control plane's garbage collector deletes a pod whose owner (by uid) does not
+    exist, and its workload controllers would replace the generated pods with their own, so:
     - each ReplicaSet is created on its own (no Deployment above it) with as many replicas as it has generated
       pods, and those pods point at it by its new uid: the descheduler still sees ReplicaSet-owned (evictable)
       pods. The controller may create pods of its own before the generated ones arrive; its template asks for a
@@ -133,10 +121,6 @@ def generated_cluster(cluster: Any, objects: list[dict[str, Any]]) -> Iterator[N
     Pods keep their node, status and requests (the kubelet stand-in leaves pods with a written status alone).
     The test's namespaces go with the test (`fleet_clusters`); on exit, what was loaded into namespaces that were
     there before (kube-system) is deleted here, as the next test loads the same names."""
-    if getattr(cluster, "is_emulator", False):
-        cluster.load(objects)
-        yield
-        return
     namespaces = {o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")}
     existing = {name for name in namespaces if cluster.get("Namespace", None, name) is not None}
     try:

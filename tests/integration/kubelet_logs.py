@@ -6,7 +6,7 @@ and calls `https://<address>:<port>/containerLogs/{ns}/{pod}/{container}?tailLin
 strategy.go LogLocation; pkg/kubelet/client). Without `--kubelet-certificate-authority` it does not verify the
 kubelet's certificate, and a loopback address is accepted for logs (only the proxy subresources refuse it).
 
-- `ContainerLogServer`: that HTTPS endpoint on 127.0.0.1, with a throwaway certificate. It has no
+- `ContainerLogServer`: that HTTPS endpoint on 127.0.0.1 (standins/httpserver.py). It has no
   container runtime: a container's log is the text a writer put in the pod's annotation
   `logs.kubelet-standin.descheduler.fleet/<container>`, read back from the API server at each request.
 - `register_node`: what a kubelet reports about itself, so the API server finds the server above: the node's
@@ -25,11 +25,20 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from emulator.pods import trim_log
-from standins.httpserver import BackgroundServer, ServerTLS
+from standins.httpserver import LOOPBACK, BackgroundServer
 
 LOG_ANNOTATION_PREFIX = "logs.kubelet-standin.descheduler.fleet/"
-LOOPBACK = "127.0.0.1"
+
+
+def trim_log(text: str, tail_lines: str | None, limit_bytes: str | None) -> str:
+    """The kubelet's order: the last `tailLines` lines, then at most `limitBytes` bytes of them."""
+    if tail_lines is not None:
+        count = int(tail_lines)
+        lines = text.splitlines(keepends=True)
+        text = "".join(lines[-count:]) if count > 0 else ""
+    if limit_bytes is not None:
+        text = text.encode()[: int(limit_bytes)].decode(errors="ignore")
+    return text
 
 
 def log_annotation(container: str) -> str:
@@ -104,7 +113,7 @@ class ContainerLogServer:
         self.api_client = api_client
         self.requests: list[str] = []
         # the API server does not verify kubelets here: the certificate only makes the endpoint HTTPS
-        self._server = BackgroundServer(self._handler(), "kubelet-standin-logs", ServerTLS("kubelet-standin"))
+        self._server = BackgroundServer(self._handler(), "kubelet-standin-logs", tls=True)
 
     @property
     def port(self) -> int:

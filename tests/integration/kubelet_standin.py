@@ -99,7 +99,6 @@ class KubeletStandIn:
         self._lock = threading.Lock()
         self._hands_off_names: set[tuple[str, str]] = set()
         self._hands_off_uids: set[str] = set()
-        self._slow_stop_namespaces: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="kubelet-standin", daemon=True)
         self.errors: list[str] = []
         self.logs = ContainerLogServer(api_client)
@@ -119,14 +118,6 @@ class KubeletStandIn:
     def hands_off(self, namespace: str, name: str) -> None:
         with self._lock:
             self._hands_off_names.add((namespace, name))
-
-    def stop_containers_slowly(self, namespace: str, slow: bool = True) -> None:
-        """While slow, terminating pods in the namespace stay terminating for their whole grace period, as with
-        containers that take it to stop (the default finishes a graceful delete at once); `slow=False` ends it."""
-        with self._lock:
-            (self._slow_stop_namespaces.add if slow else self._slow_stop_namespaces.discard)(namespace)
-        if not slow:
-            self._resync()
 
     def owned_by_test(self, namespace: str, name: str, uid: str) -> None:
         """After the create: the uid now marks the pod (a later pod of the same name is the stand-in's again)."""
@@ -174,9 +165,7 @@ class KubeletStandIn:
         try:
             if metadata.get("deletionTimestamp"):
                 # A grace period already at 0 only waits for finalizers, which are not the kubelet's to remove.
-                with self._lock:
-                    slow = metadata.get("namespace") in self._slow_stop_namespaces
-                if spec.get("nodeName") and metadata.get("deletionGracePeriodSeconds") != 0 and not slow:
+                if spec.get("nodeName") and metadata.get("deletionGracePeriodSeconds") != 0:
                     self._finish_delete(pod)
                 return
             if spec.get("nodeName") and has_pod_log(metadata):

@@ -1,8 +1,7 @@
 """Helpers for the kubedescheduler, info and tune tests: the operator stand-in fixture and task builders.
 
 `operator_for(kube)` starts the Kube Descheduler Operator stand-in (standins/descheduler_operator.py) on the test's
-API server – the emulator or a real kube-apiserver – and stops it and removes what it installed at the end. Reads go
-through HTTP (`get_kd`, `get_object`), so assertions hold on either backend.
+API server and stops it and removes what it installed at the end. Reads go through HTTP (`get_kd`, `get_object`).
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
-from standins import emulator_gaps
 from standins.descheduler_operator import OPERATOR_NAMESPACE, DeschedulerOperator
 from standins.kubedescheduler_types import API_VERSION, KUBEDESCHEDULER_CRD, ROUTE_CRD, SCHEDULER_CRD
 from standins.rest import Rest, install_crds, path, remove_crds, wait_until
@@ -75,32 +72,21 @@ def get_object(kube: Any, plural: str, name: str, api_version: str = "v1") -> di
 @contextmanager
 def descheduler_operator(kube: Any, *, monitoring_label: bool = True, psi_enabled: bool = True,
                          operand_ready: bool = True) -> Iterator[DeschedulerOperator]:
-    """The operator stand-in on `kube`, with what the backend lacks filled in (emulator_gaps); on exit the loops stop
-    and, on a server that outlives the test, the KubeDescheduler, its namespace and the CRD it created are removed."""
-    on_emulator = getattr(kube, "is_emulator", False)
-    if not operand_ready and not on_emulator:
-        pytest.skip("the control plane's node stand-in starts every pod: an operand that never becomes ready "
-                    "needs the emulator")
+    """The operator stand-in on `kube` (`operand_ready=False`: the operand's pods run but never become Ready); on exit
+    the loops stop and the KubeDescheduler, its namespace and the CRD it created are removed."""
     client = kube.api_client()
-    workloads = emulator_gaps.fill_in(kube) if on_emulator else None
-    if workloads is not None and not operand_ready:
-        workloads.not_ready.add("descheduler")
     rest = Rest(client)
-    if not on_emulator and not rest.list(path("v1", "nodes")):
+    if not rest.list(path("v1", "nodes")):
         kube.load([node("control-plane-1")])  # somewhere for the kubelet stand-in to run the operand
     crd_existed = rest.get(path("apiextensions.k8s.io/v1", "customresourcedefinitions",
                                 name=KUBEDESCHEDULER_CRD["metadata"]["name"])) is not None
-    operator = DeschedulerOperator(client, psi_enabled=psi_enabled,
-                                   log_sink=emulator_gaps.log_sink(kube) if on_emulator else None)
+    operator = DeschedulerOperator(client, psi_enabled=psi_enabled, operand_ready=operand_ready)
     try:
         yield operator.install(monitoring_label=monitoring_label)
         operator.check()
     finally:
         operator.stop()
-        if workloads is not None:
-            workloads.stop()
-        if not on_emulator:
-            _remove_operator(rest, remove_crd=not crd_existed)
+        _remove_operator(rest, remove_crd=not crd_existed)
         client.close()
 
 

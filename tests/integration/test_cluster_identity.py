@@ -136,7 +136,7 @@ def test_an_inventory_pins_the_cluster_of_a_host(fleet_clusters: Any, tmp_path: 
 
 
 def test_an_api_server_that_is_down_fails_the_run_at_once(kube: Any, tmp_path: Path) -> None:
-    if getattr(kube, "is_emulator", False) or getattr(kube, "is_external", False):
+    if kube.is_external:
         pytest.skip("stops an API server: needs the suite's own control plane")
     from controlplane import free_port, write_kubeconfig
 
@@ -167,8 +167,6 @@ def test_losing_the_api_server_mid_run_stops_at_the_first_failure(kube: Any, tmp
 
 def test_a_user_who_may_not_evict_fails_before_the_first_eviction(kube: Any, namespace: str,
                                                                   tmp_path: Path) -> None:
-    if getattr(kube, "is_emulator", False):
-        pytest.skip("needs real RBAC")
     kube.load([node("worker-1")])
     kube.create(replicaset(namespace, "web", 2))
     pods = ready_replicas(kube, namespace, "web", 2)

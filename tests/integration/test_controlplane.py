@@ -12,8 +12,7 @@ import pytest
 import urllib3
 from evict_helpers import bare_pod, create, node, pdb, pods_of, ready_replicas, replicaset, wait_for
 
-pytestmark = pytest.mark.skipif(bool(os.environ.get("TEST_KUBECONFIG")) or os.environ.get("TEST_BACKEND") == "emulator",
-                                reason="checks the suite's own control plane")
+pytestmark = pytest.mark.skipif(bool(os.environ.get("TEST_KUBECONFIG")), reason="checks the suite's own control plane")
 
 
 def core(api_client: Any) -> Any:
@@ -44,9 +43,10 @@ def test_replicaset_pods_are_placed_run_and_are_replaced(kube: Any, namespace: s
     # Nodes of this test only (and a nodeSelector for them): the stand-in spreads by the pods on each node, and
     # pods of earlier tests' namespaces that are still being deleted may be on shared node names.
     group = {"spread-test": namespace}
-    first, second, tainted = f"{namespace}-a", f"{namespace}-b", f"{namespace}-tainted"
-    kube.load([node(first, group), node(second, group), node(tainted, group)])
+    first, second, tainted, cordoned = (f"{namespace}-{suffix}" for suffix in ("a", "b", "tainted", "cordoned"))
+    kube.load([node(first, group), node(second, group), node(tainted, group), node(cordoned, group)])
     kube.patch("Node", None, tainted, {"spec": {"taints": [{"key": "dedicated", "effect": "NoSchedule"}]}})
+    kube.patch("Node", None, cordoned, {"spec": {"unschedulable": True}})
     web = replicaset(namespace, "web", 4)
     web["spec"]["template"]["spec"]["nodeSelector"] = group
     create(kube, web)
@@ -59,6 +59,28 @@ def test_replicaset_pods_are_placed_run_and_are_replaced(kube: Any, namespace: s
     wait_for(lambda: kube.get("Pod", namespace, victim) is None, what=f"{victim} to be gone")
     replaced = ready_replicas(kube, namespace, "web", 4)
     assert victim not in {p["metadata"]["name"] for p in replaced}
+
+
+def test_the_kubelet_stand_in_serves_container_logs(kube: Any, api_client: Any, namespace: str) -> None:
+    """`kubectl logs` on the control plane: kube-apiserver asks the stand-in's HTTPS endpoint (kubelet_logs.py), which
+    answers what was written as the pod's log annotation, trimmed to tailLines as a kubelet does."""
+    from kubelet_logs import write_pod_log
+
+    kube.load([node("worker-1")])
+    kube.load([bare_pod(namespace, "talker", "worker-1")])
+    write_pod_log(api_client, namespace, "talker", "main", "one\ntwo\nthree\n")
+
+    def log(**options: Any) -> str | None:
+        from kubernetes import client
+
+        try:
+            return core(api_client).read_namespaced_pod_log("talker", namespace, **options)
+        except client.exceptions.ApiException:
+            return None  # until the node reports where its kubelet listens
+
+    wait_for(lambda: log() == "one\ntwo\nthree\n", what="the pod's log")
+    assert log(tail_lines=1) == "three\n"
+    assert log(container="main", limit_bytes=3) == "one"
 
 
 def test_a_pod_whose_status_the_test_writes_keeps_it(kube: Any, namespace: str) -> None:
@@ -101,7 +123,7 @@ def test_namespaces_and_nodes_of_a_test_are_removed_after_it(kube: Any, api_clie
 @pytest.fixture(scope="module")
 def scheduler_crd_before_the_tests(control_plane: Any) -> Any:
     """A cluster-scoped CRD that is there before the next two tests start (as one an earlier test left would be)."""
-    from emulator import RealCluster
+    from real_cluster import RealCluster
     from standins.kubedescheduler_types import SCHEDULER_CRD
     from standins.rest import Rest, install_crds, remove_crds
 

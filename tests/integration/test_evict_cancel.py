@@ -1,5 +1,5 @@
-"""Cancelling an evict run: through real ansible-playbook processes, on the `kube` fixture (the emulator, or a real
-API server).
+"""Cancelling an evict run: through real ansible-playbook processes, on the `kube` fixture (the suite's control plane,
+or a cluster of the tester's).
 
 What is asserted is what the API server saw: which of the plan's pods are gone. Evictions are spaced (`pause`) so that
 a run that ignored the cancel would go on evicting for several seconds after it.
@@ -40,9 +40,8 @@ PAUSE = 2.0  # seconds between two evictions: the window in which a run that ign
 
 @pytest.fixture
 def cluster(kube: Any) -> Any:
-    """Nodes for the emulator's scheduler or the control plane's kubelet stand-in (an external cluster has its own)."""
-    external = getattr(kube, "is_external", None)
-    if not (external if external is not None else not getattr(kube, "is_emulator", False)):
+    """Nodes for the control plane's kubelet stand-in (an external cluster has its own)."""
+    if not kube.is_external:
         kube.load([node(name) for name in NODES])
     return kube
 
@@ -91,7 +90,6 @@ def cancel_like_awx(playbook: subprocess.Popen) -> datetime:
     return cancelled_at
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_a_cancelled_playbook_starts_no_eviction_after_the_cancel_and_a_rerun_resumes_within_the_caps(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "web", PODS))
@@ -131,7 +129,6 @@ def test_a_cancelled_playbook_starts_no_eviction_after_the_cancel_and_a_rerun_re
     assert result["journal"]["previous_runs"] == 1
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_sigterm_to_the_module_cancels_the_run_and_the_task_fails_saying_so(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "web", 4))

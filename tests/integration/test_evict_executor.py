@@ -145,7 +145,7 @@ def test_the_journal_folds_to_the_last_state_and_survives_a_torn_line(tmp_path: 
     assert all(json.loads(line) for line in path.read_text().splitlines()[-1:])
 
 
-# ---- against an API server: the control plane (eviction answers from the real eviction subresource) or the emulator
+# ---- against the control plane: eviction answers from the real eviction subresource ----------------------------------
 
 
 @pytest.fixture
@@ -160,8 +160,7 @@ def wait_pdb_settled(kube: Any, name: str, allowed: int) -> None:
         status = (kube.get("PodDisruptionBudget", "shop", name) or {}).get("status") or {}
         return status.get("disruptionsAllowed") == allowed and status.get("expectedPods") is not None
 
-    if not getattr(kube, "is_emulator", False):
-        wait_for(settled, what=f"PDB shop/{name} to allow {allowed}")
+    wait_for(settled, what=f"PDB shop/{name} to allow {allowed}")
 
 
 @pytest.mark.faults
@@ -183,7 +182,6 @@ def test_eviction_answers_are_classified(shop: Any, api_client: Any) -> None:
 
 
 @pytest.mark.faults
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_in_flight_counts_pods_until_their_replacement_is_ready(shop: Any, api_client: Any) -> None:
     for name in ("a", "b", "c"):
         shop.create(replicaset("shop", name, 2))
@@ -196,7 +194,6 @@ def test_in_flight_counts_pods_until_their_replacement_is_ready(shop: Any, api_c
     assert all(pod["replacement"]["status"] == "ready" for pod in result["pods"])
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_a_replacement_that_never_gets_ready_times_out_but_the_pod_stays_evicted(shop: Any, api_client: Any) -> None:
     shop.create(replicaset("shop", "web", 2, node_name="worker-1"))
     pods = ready_replicas(shop, "shop", "web", 2)
@@ -210,7 +207,6 @@ def test_a_replacement_that_never_gets_ready_times_out_but_the_pod_stays_evicted
 
 
 @pytest.mark.faults
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_a_workload_that_does_not_recover_is_not_disrupted_further(shop: Any, api_client: Any) -> None:
     shop.create(replicaset("shop", "web", 3))
     pods = ready_replicas(shop, "shop", "web", 3)
@@ -226,12 +222,8 @@ def test_a_workload_that_does_not_recover_is_not_disrupted_further(shop: Any, ap
 
 
 def replica_down(kube: Any, pod: dict[str, Any]) -> None:
-    """One replica of shop/web stops being ready: on a real server its pod turns not Ready (a readiness probe
-    failing, as its kubelet would report it) and the ReplicaSet controller counts 2 ready; the emulator's
-    ReplicaSet status is written directly."""
-    if getattr(kube, "is_emulator", False):
-        kube.patch("replicasets", "shop", "web", {"status": {"readyReplicas": 2}}, subresource="status")
-        return
+    """One replica of shop/web stops being ready: its pod turns not Ready (a readiness probe failing, as its kubelet
+    would report it) and the ReplicaSet controller counts 2 ready."""
     from kubernetes import client
 
     conditions = [{**c, "status": "False"} if c.get("type") in ("Ready", "ContainersReady") else c
@@ -246,7 +238,6 @@ def replica_down(kube: Any, pod: dict[str, Any]) -> None:
 # `pause` spaces the eviction requests themselves: each worker reads its pod and workload between its slot and its
 # POST, and on a loaded machine those reads once let two POSTs come closer than `pause`.
 @pytest.mark.faults
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_pause_spaces_the_starts_of_evictions(shop: Any, api_client: Any) -> None:
     shop.create(replicaset("shop", "web", 3))
     pods = ready_replicas(shop, "shop", "web", 3)

@@ -1,5 +1,5 @@
 """One evict run at a time: the journal's lock and the cluster-side Lease, through real ansible-playbook processes on
-the `kube` fixture (the emulator, or a real API server).
+the `kube` fixture (the suite's control plane, or a cluster of the tester's).
 
 Limits are asserted on what the API server has: which of the plan's pods are gone.
 """
@@ -40,9 +40,8 @@ MICRO_TIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 @pytest.fixture
 def cluster(kube: Any) -> Any:
-    """Nodes for the emulator's scheduler or the control plane's kubelet stand-in (an external cluster has its own)."""
-    external = getattr(kube, "is_external", None)
-    if not (external if external is not None else not getattr(kube, "is_emulator", False)):
+    """Nodes for the control plane's kubelet stand-in (an external cluster has its own)."""
+    if not kube.is_external:
         kube.load([node(name) for name in NODES])
     return kube
 
@@ -119,7 +118,6 @@ def renew_as_other_holder(kube: Any, namespace: str) -> None:
 # ---- the journal's lock ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 @pytest.mark.parametrize("lock_timeout", [0, 120])
 def test_two_runs_started_together_never_exceed_the_caps_together(
         cluster: Any, namespace: str, tmp_path: Path, lock_timeout: int) -> None:
@@ -148,7 +146,6 @@ def test_two_runs_started_together_never_exceed_the_caps_together(
     assert "ansible-playbook" in message, "the holder's playbook is named"
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_lock_timeout_waits_for_the_holder_and_zero_fails_at_once(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
     plan = web(cluster, namespace, 2)
@@ -181,7 +178,6 @@ def test_lock_timeout_waits_for_the_holder_and_zero_fails_at_once(
     assert Path(f"{journal}.lock").read_text() == "", "released at the end"
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_a_stale_lock_and_lease_from_a_killed_run_are_taken_over(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
     plan = web(cluster, namespace, 4)
@@ -213,7 +209,6 @@ def test_a_stale_lock_and_lease_from_a_killed_run_are_taken_over(
 # ---- the cluster's Lease -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_a_run_against_a_lease_held_elsewhere_fails_naming_the_holder(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
     plan = web(cluster, namespace, 2)
@@ -233,7 +228,6 @@ def test_a_run_against_a_lease_held_elsewhere_fails_naming_the_holder(
     assert results["result"]["lease"] is None
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_lock_timeout_waits_for_a_lease_to_expire_then_takes_it_and_renews_it(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
     plan = web(cluster, namespace, 3)
@@ -311,7 +305,6 @@ def expire_now(kube: Any, namespace: str) -> None:
         client.CoordinationV1Api(api_client).replace_namespaced_lease("descheduler-fleet-evict", namespace, lease)
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_a_run_that_loses_its_lease_stops_starting_evictions(cluster: Any, namespace: str, tmp_path: Path) -> None:
     from kubernetes import client
 

@@ -1,7 +1,8 @@
-"""The evict module through real ansible-playbook runs, against the emulator or a real cluster (TEST_KUBECONFIG).
+"""The evict module through real ansible-playbook runs, against the suite's control plane or a cluster of the
+tester's (TEST_KUBECONFIG).
 
-Tests that inject faults or record the eviction requests are marked `faults` (the emulator's faults, or the fault
-proxy in front of the control plane). Replacements that never get ready: the kubelet stand-in's NEVER_READY pods.
+Tests that inject faults or record the eviction requests are marked `faults` (the fault proxy in front of the
+control plane). Replacements that never get ready: the kubelet stand-in's NEVER_READY pods.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture
 def cluster(kube: Any) -> Any:
-    """Nodes for the emulator's scheduler or the control plane's kubelet stand-in (a tester's cluster has its own)."""
-    if not getattr(kube, "is_external", False):
+    """Nodes for the control plane's kubelet stand-in (a tester's cluster has its own)."""
+    if not kube.is_external:
         kube.load([node(name) for name in NODES])
     return kube
 
@@ -70,7 +71,6 @@ def wait_pdb_allowed(kube: Any, namespace: str, name: str, allowed: int) -> None
 # ---- check mode, replacements, PDBs ----------------------------------------------------------------------------------
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_check_mode_is_a_server_side_dry_run_that_changes_nothing(cluster: Any, namespace: str,
                                                                   tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "web", 3), pdb(namespace, "web", "web", min_available=2),
@@ -92,7 +92,6 @@ def test_check_mode_is_a_server_side_dry_run_that_changes_nothing(cluster: Any, 
     assert not journal.exists(), "check mode writes no journal"
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_evictions_wait_for_replacements_and_report_where_they_landed(cluster: Any, namespace: str,
                                                                       tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "web", 3))
@@ -120,7 +119,6 @@ def test_evictions_wait_for_replacements_and_report_where_they_landed(cluster: A
     assert "| evicted | 2 |" in (tmp_path / "report" / "evict-result.md").read_text()
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_a_pdb_refusal_is_retried_then_reported_blocked_never_forced(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "db", 2), pdb(namespace, "db", "db", min_available=2))
@@ -138,7 +136,6 @@ def test_a_pdb_refusal_is_retried_then_reported_blocked_never_forced(
 
 
 @pytest.mark.faults
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_transient_429s_are_retried_until_the_eviction_goes_through(
         cluster: Any, namespace: str, tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "web", 2))
@@ -150,7 +147,6 @@ def test_transient_429s_are_retried_until_the_eviction_goes_through(
     assert pod["status"] == "evicted" and pod["attempts"] == 3
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_several_pdbs_on_one_pod_is_a_hard_error_for_that_pod(cluster: Any, namespace: str, tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "web", 2), pdb(namespace, "web-a", "web", max_unavailable=1),
            pdb(namespace, "web-b", "web", max_unavailable=1), replicaset(namespace, "db", 1))
@@ -229,7 +225,6 @@ def test_a_plan_older_than_max_plan_age_is_refused(cluster: Any, namespace: str,
 
 
 @pytest.mark.faults
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_limits_are_never_exceeded(cluster: Any, tmp_path: Path) -> None:
     cluster.load([namespace_object("team-a"), namespace_object("team-b")])
     for name in ("a1", "a2"):
@@ -255,7 +250,6 @@ def test_limits_are_never_exceeded(cluster: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.faults
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_max_unavailable_waits_for_the_workload_to_recover(cluster: Any, tmp_path: Path) -> None:
     cluster.load([namespace_object("shop")])
     cluster.create(replicaset("shop", "web", 4))
@@ -285,23 +279,17 @@ def _journal(path: Path) -> list[dict[str, Any]]:
 
 
 def running_pods(kube: Any, namespace: str, count: int) -> list[dict[str, Any]] | None:
-    """The namespace's pods once `count` of them are on a node and (but on the emulator, whose never-ready pods
-    stay without a status) Running, Ready or not; else None."""
-    on_emulator = getattr(kube, "is_emulator", False)
+    """The namespace's pods once `count` of them are on a node and Running, Ready or not; else None."""
     pods = [p for p in pods_of(kube, namespace) if p["spec"].get("nodeName")
-            and (on_emulator or (p.get("status") or {}).get("phase") == "Running")]
+            and (p.get("status") or {}).get("phase") == "Running"]
     return pods if len(pods) == count else None
 
 
 @pytest.mark.faults
 def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(kube: Any, tmp_path: Path) -> None:
     web = replicaset("shop", "web", 4)
-    if getattr(kube, "is_emulator", False):
-        from emulator import ReplicaSetController
-
-        kube.add_controller(ReplicaSetController(start_ready=False))  # replacements never get ready: run 1 waits
-    else:  # the kubelet stand-in runs these pods but never marks them Ready: run 1 waits
-        web["spec"]["template"]["metadata"]["annotations"] = {NEVER_READY: "true"}
+    # the kubelet stand-in runs these pods but never marks them Ready: run 1 waits
+    web["spec"]["template"]["metadata"]["annotations"] = {NEVER_READY: "true"}
     kube.load([namespace_object("shop"), *(node(name) for name in NODES)])
     kube.create(web)
     pods = wait_for(lambda: running_pods(kube, "shop", 4), what="4 running pods of shop/web")
@@ -337,7 +325,6 @@ def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(kube: Any, tm
 
 
 @pytest.mark.faults
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_requested_entries_of_a_journal_are_checked_before_any_new_request(cluster: Any, tmp_path: Path) -> None:
     cluster.load([namespace_object("shop")])
     cluster.create(replicaset("shop", "web", 4))
@@ -372,7 +359,6 @@ def test_requested_entries_of_a_journal_are_checked_before_any_new_request(clust
 
 
 @pytest.mark.faults
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_the_failure_budget_stops_the_run(cluster: Any, tmp_path: Path) -> None:
     cluster.load([namespace_object("shop")])
     cluster.create(replicaset("shop", "web", 5))
@@ -393,7 +379,6 @@ def test_the_failure_budget_stops_the_run(cluster: Any, tmp_path: Path) -> None:
 # ---- plan verification -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.emulator(controllers=["replicaset"])
 def test_plan_verify_server_shows_which_evictions_a_pdb_would_block(cluster: Any, namespace: str,
                                                                     tmp_path: Path) -> None:
     create(cluster, replicaset(namespace, "web", 2), pdb(namespace, "web", "web", min_available=2),

@@ -1,7 +1,7 @@
 """The evict role and playbooks/evict.yml through real ansible-playbook runs on the test's API server (the control
-plane, its ReplicaSet controller and kubelet stand-in making the pods; or the emulator). Both inventory hosts name
+plane, its ReplicaSet controller and kubelet stand-in making the pods). Both inventory hosts name
 the same API server, each with its own namespace: what the role does per host and for the fleet is what is tested.
-The eviction requests are recorded at the fault proxy (or the emulator's handler): tests are marked `faults`."""
+The eviction requests are recorded at the fault proxy: tests are marked `faults`."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from evict_helpers import (
 )
 from playbook import REPO, run_playbook
 
-pytestmark = [pytest.mark.faults, pytest.mark.emulator(controllers=["replicaset"])]
+pytestmark = pytest.mark.faults
 
 PLAYBOOK = REPO / "playbooks" / "evict.yml"
 FAST = {"evict_poll_interval": 0.1, "evict_retry_delay": 0.2,

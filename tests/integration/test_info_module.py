@@ -4,7 +4,7 @@ the evictions parsed from log lines in the operand's real klog format.
 Denied reads come from a real ServiceAccount's RBAC rules (restricted_user.py). The logs are read as `pods/log`
 from the API server. On the test control plane the kube-apiserver asks the kubelet
 stand-in for them (tests/integration/kubelet_logs.py): a log is what a stand-in or the test wrote, over HTTP, as the
-pod's log annotation. On the emulator it serves them from its own log buffers.
+pod's log annotation.
 """
 
 from __future__ import annotations
@@ -163,9 +163,8 @@ UPSTREAM_LABELS = {"app.kubernetes.io/name": "descheduler", "app.kubernetes.io/i
 UPSTREAM_POLICY = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: []\n"
 
 
-def upstream_objects(with_status: bool) -> list[dict[str, Any]]:
-    """The Helm chart's ConfigMap and Deployment; with the status and the pod a rolled-out chart has, for a server
-    with no controllers (the emulator)."""
+def upstream_objects() -> list[dict[str, Any]]:
+    """The Helm chart's ConfigMap and Deployment."""
     deployment: dict[str, Any] = {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "descheduler", "namespace": "kube-system"},
         "spec": {"replicas": 1, "selector": {"matchLabels": UPSTREAM_LABELS}, "template": {
@@ -178,25 +177,11 @@ def upstream_objects(with_status: bool) -> list[dict[str, Any]]:
     configmap = {"apiVersion": "v1", "kind": "ConfigMap",
                  "metadata": {"name": "descheduler", "namespace": "kube-system"},
                  "data": {"policy.yaml": UPSTREAM_POLICY}}
-    objects = [configmap, deployment]
-    if with_status:
-        deployment["status"] = {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
-                                "availableReplicas": 1}
-        objects.append({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "descheduler-5b8f-abcde", "namespace": "kube-system", "labels": UPSTREAM_LABELS,
-                         "creationTimestamp": "2026-06-27T10:00:00Z"},
-            "spec": {"containers": [{"name": "descheduler",
-                                     "image": "registry.k8s.io/descheduler/descheduler:v0.36.0"}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
-    return objects
+    return [configmap, deployment]
 
 
 def running_upstream_pod(kube: Any) -> str:
-    """The name of the descheduler pod: the one loaded on the emulator, the Deployment's on a real server once the
-    kubelet stand-in runs it."""
-    if getattr(kube, "is_emulator", False):
-        return "descheduler-5b8f-abcde"
+    """The name of the descheduler pod, once the kubelet stand-in runs the Deployment's."""
     selector = ",".join(f"{k}={v}" for k, v in UPSTREAM_LABELS.items())
     with kube.api_client() as client:
         rest = Rest(client)
@@ -211,11 +196,7 @@ def running_upstream_pod(kube: Any) -> str:
 
 
 def set_pod_log(kube: Any, namespace: str, pod: str, container: str, text: str) -> None:
-    """What the container printed: into the emulator's buffers, or (a real server) the kubelet stand-in's
-    annotation, written over HTTP."""
-    if getattr(kube, "is_emulator", False):
-        kube.set_pod_log(namespace, pod, text, container)
-        return
+    """What the container printed: the kubelet stand-in's annotation, written over HTTP."""
     with kube.api_client() as client:
         write_pod_log(client, namespace, pod, container, text)
 
@@ -226,16 +207,13 @@ def upstream_descheduler(kube: Any) -> Iterator[str]:
     the end); yields its pod's name."""
     if getattr(kube, "is_external", False):
         pytest.skip("a tester's cluster may well run a descheduler in kube-system")
-    on_emulator = getattr(kube, "is_emulator", False)
-    if not on_emulator:
-        kube.load([node("worker-1")])  # where the kubelet stand-in runs the descheduler pod
+    kube.load([node("worker-1")])  # where the kubelet stand-in runs the descheduler pod
     try:
-        kube.load(upstream_objects(with_status=on_emulator))
+        kube.load(upstream_objects())
         yield running_upstream_pod(kube)
     finally:
-        if not on_emulator:  # an emulator lives for one test only
-            kube.delete("deployments", "kube-system", "descheduler", api_version="apps/v1")
-            kube.delete("configmaps", "kube-system", "descheduler", api_version="v1")
+        kube.delete("deployments", "kube-system", "descheduler", api_version="apps/v1")
+        kube.delete("configmaps", "kube-system", "descheduler", api_version="v1")
 
 
 def test_upstream_descheduler(kube: Any, upstream_descheduler: str, tmp_path: Path) -> None:
@@ -267,8 +245,6 @@ READ_ALL_BUT_CONFIGMAPS = [{"apiGroups": ["*"], "verbs": ["get", "list", "watch"
 def test_forbidden_reads_become_notes(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     """A user who may read everything info looks at but ConfigMaps: a real ServiceAccount with exactly those RBAC
     rules (restricted_user.py); the denial comes from the API server's authorizer."""
-    if getattr(kube, "is_emulator", False):
-        pytest.skip("needs a real API server's RBAC and ServiceAccount tokens (restricted_user.py)")
     run_ok(tmp_path, [kd_task(kube, "kd", spec=BASE_SPEC)])
     kubeconfig = restricted_kubeconfig(kube, tmp_path, "info-without-configmaps", rules=READ_ALL_BUT_CONFIGMAPS)
     process, results = run_tasks(tmp_path, [info_task(kube, "info", read_log=False, kubeconfig=str(kubeconfig))])

@@ -1,7 +1,7 @@
 """descheduler.fleet.kubedescheduler through real ansible-playbook runs: lifecycle, idempotence, check and diff mode.
 
 Policies are checked against literal documents in the operator's format (pkg/operator/testdata/assets), never against
-the emulator's own rendering.
+the operator stand-in's own rendering.
 """
 
 from __future__ import annotations
@@ -89,11 +89,8 @@ def test_create_change_switch_mode_delete(kube: Any, operator_standin: Any, tmp_
     assert created["operand"]["rolled_out"] is True
     assert created["operand"]["rendered_generation"] == str(created["kubedescheduler"]["metadata"]["generation"])
     policy = created["policy"]
-    if getattr(kube, "is_emulator", False):
-        assert policy == affinity_and_taints_policy(PROTECTED + ["batch"])
-    else:
-        exclude = policy["profiles"][0]["pluginConfig"][0]["args"]["namespaces"]["exclude"]
-        assert exclude[:3] == ["kube-system", "hypershift", "openshift"] and exclude[-1] == "batch"
+    exclude = policy["profiles"][0]["pluginConfig"][0]["args"]["namespaces"]["exclude"]
+    assert exclude[:3] == ["kube-system", "hypershift", "openshift"] and exclude[-1] == "batch"
 
     assert results["again"]["changed"] is False
     assert results["again"]["msg"] == ("KubeDescheduler openshift-kube-descheduler-operator/cluster already has "

@@ -166,8 +166,6 @@ ALL_BUT_CREATE = [{"apiGroups": ["*"], "resources": ["*"],
 def test_forbidden_write_names_the_missing_permission(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     """The denial comes from the API server's RBAC: a real ServiceAccount allowed all but create
     (restricted_user.py)."""
-    if getattr(kube, "is_emulator", False):
-        pytest.skip("needs a real API server's RBAC and ServiceAccount tokens (restricted_user.py)")
     kubeconfig = restricted_kubeconfig(kube, tmp_path, "tuner-without-create", rules=ALL_BUT_CREATE)
     task = {**kd_task(kube, "denied", spec=BASE_SPEC, kubeconfig=str(kubeconfig)), "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])

@@ -1,4 +1,4 @@
-"""The cluster I/O layer against the suite's real control plane (or the emulator, or TEST_KUBECONFIG's cluster).
+"""The cluster I/O layer against the suite's real control plane (or TEST_KUBECONFIG's cluster).
 
 Paging, selectors, restarts after 410 Expired continue tokens (a real etcd compaction between pages), error
 descriptions (403 for a real ServiceAccount that RBAC denies, 404, 401), the two ways of connecting (kubeconfig +
@@ -41,7 +41,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot
     KIND_RESOURCES,
     list_cluster_objects,
 )
-from emulator import RealCluster, json_response
+from real_cluster import RealCluster
 from restricted_user import restricted_kubeconfig, server_and_ca, service_account_token, user_name
 
 EXPIRY_TIMEOUT = 45.0  # kube-apiserver polls the compaction revision for its watch cache every 15 s
@@ -72,9 +72,7 @@ def client(kube: Any) -> Any:
     api_client.close()
 
 
-def scale(kube: Any) -> tuple[int, int]:
-    """(pods, page size): 2,500 in pages of 500 on the emulator; fewer objects, smaller pages on a real server."""
-    return (2500, 500) if kube.is_emulator else (120, 50)
+PODS, PAGE_SIZE = 120, 50
 
 
 def names(items: list[dict]) -> list[str]:
@@ -85,17 +83,13 @@ def names(items: list[dict]) -> list[str]:
 
 
 def test_pages_list_every_pod_once_with_kind_and_api_version(kube, client, namespace):
-    count, page_size = scale(kube)
-    kube.load(pods(namespace, count))
-    requests = kube.faults.delay(0.0, verb="list", path="/pods$") if kube.is_emulator else None
+    kube.load(pods(namespace, PODS))
 
-    items, resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=page_size)
+    items, resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=PAGE_SIZE)
 
-    assert sorted(names(items)) == [f"p-{index:05d}" for index in range(count)]
+    assert sorted(names(items)) == [f"p-{index:05d}" for index in range(PODS)]
     assert {(item["apiVersion"], item["kind"]) for item in items} == {("v1", "Pod")}
     assert resource_version
-    if requests is not None:
-        assert requests.hits == count // page_size  # really paged: one request per page of 500
 
 
 def test_iter_raw_items_yields_the_same_items(kube, client, namespace):
@@ -165,16 +159,9 @@ class Etcd:
 def expire_continue_tokens(kube: Any, request: pytest.FixtureRequest, when: Callable[[int], bool]) -> None:
     """Make the n-th continue request of a chunked list find its token expired whenever `when(n)`.
 
-    On the control plane: a real etcd compaction just before that page reaches the server (the fault proxy's
-    hook), then a wait until kube-apiserver answers that very request 410 itself (its watch cache drops the
-    compacted snapshots within about 15 s, then the request goes to etcd, which has compacted the revision).
-    On the emulator: its own 410."""
-    if kube.is_emulator:
-        if when(1) and when(2):
-            kube.compact()  # every token of a list at this revision, also after restarts
-        else:
-            kube.faults.expire_continue_after(next(n for n in range(1, 10) if when(n)))
-        return
+    A real etcd compaction just before that page reaches the server (the fault proxy's hook), then a wait until
+    kube-apiserver answers that very request 410 itself (its watch cache drops the compacted snapshots within about
+    15 s, then the request goes to etcd, which has compacted the revision)."""
     plane = request.getfixturevalue("control_plane")
     etcd = Etcd(plane.etcd_url)
 
@@ -202,8 +189,7 @@ def expire_continue_tokens(kube: Any, request: pytest.FixtureRequest, when: Call
 
 @pytest.mark.faults
 def test_expired_continue_token_restarts_into_a_consistent_list(kube, client, namespace, request):
-    count, page_size = scale(kube)
-    kube.load(pods(namespace, count))
+    kube.load(pods(namespace, PODS))
     expire_continue_tokens(kube, request, when=lambda number: number == 2)  # pages 1-2 served, page 3 410 Expired
     requests = kube.faults.delay(0.0, verb="list", path="/pods$")
     restarts: list[int] = []
@@ -215,14 +201,14 @@ def test_expired_continue_token_restarts_into_a_consistent_list(kube, client, na
         delete_raw(connect(kube), resource_path("v1", "pods", namespace, "p-00000"), body={"gracePeriodSeconds": 0})
         kube.load([pod(namespace, "p-new")])
 
-    items, _resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=page_size,
+    items, _resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=PAGE_SIZE,
                                         on_restart=on_restart)
 
     listed = names(items)
     assert restarts == [1]
-    assert len(listed) == len(set(listed)) == count  # complete and duplicate-free
+    assert len(listed) == len(set(listed)) == PODS  # complete and duplicate-free
     assert "p-00000" not in listed and "p-new" in listed
-    pages = -(-count // page_size)
+    pages = -(-PODS // PAGE_SIZE)
     assert requests.hits == 3 + pages  # two pages and the 410, then the full list again
 
 
@@ -245,21 +231,16 @@ def test_too_many_expired_continue_tokens_is_a_clear_error(kube, client, namespa
 # ---- error descriptions -----------------------------------------------------------------------------------------
 
 
-def restricted_client(kube: Any, tmp_path: Path, name: str, *, allow: list[dict], deny: tuple[str, str],
+def restricted_client(kube: Any, tmp_path: Path, name: str, *, allow: list[dict],
                       namespace: str | None = None) -> tuple[Any, str]:
-    """(client, user name) for a user who may do `allow` (RBAC rules) but not `deny` (verb, resource as the emulator's
-    auth.forbid names it): a real ServiceAccount with exactly those rules on a real server; on the emulator, which
-    has no RBAC, its admin with `deny` forbidden."""
-    if kube.is_emulator:
-        kube.auth.forbid(*deny, namespace=namespace)
-        return connect(kube), kube.auth.default_user
+    """(client, user name) for a real ServiceAccount with exactly the RBAC rules `allow`."""
     kubeconfig = restricted_kubeconfig(kube, tmp_path, name, rules=allow, namespace=namespace)
     return build_api_client({"kubeconfig": str(kubeconfig), "context": kube.context}, env=HERMETIC_ENV), \
         user_name(name, namespace)
 
 
 def test_forbidden_list_names_verb_and_resource(kube, tmp_path, namespace):
-    client, user = restricted_client(kube, tmp_path, "pod-getter", deny=("list", "pods"),
+    client, user = restricted_client(kube, tmp_path, "pod-getter",
                                      allow=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])
 
     with pytest.raises(ClusterApiError) as caught:
@@ -276,7 +257,6 @@ def test_forbidden_list_names_verb_and_resource(kube, tmp_path, namespace):
 
 def test_forbidden_in_a_namespace_and_group(kube, tmp_path, namespace):
     client, user = restricted_client(kube, tmp_path, "pdb-getter", namespace=namespace,
-                                     deny=("list", "poddisruptionbudgets.policy"),
                                      allow=[{"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"],
                                              "verbs": ["get"]}])
 
@@ -297,7 +277,7 @@ SNAPSHOT_RESOURCES_BUT_NODES = [("", "pods"), ("", "namespaces"), ("scheduling.k
 
 
 def test_forbidden_kind_fails_the_snapshot(kube, tmp_path):
-    client, _user = restricted_client(kube, tmp_path, "no-nodes", deny=("list", "nodes"), allow=[
+    client, _user = restricted_client(kube, tmp_path, "no-nodes", allow=[
         {"apiGroups": [group], "resources": [resource], "verbs": ["list"]}
         for group, resource in SNAPSHOT_RESOURCES_BUT_NODES])
 
@@ -336,7 +316,7 @@ def test_snapshot_lists_each_default_kind_once(kube, client, namespace):
         {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": namespace},
          "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
     ]
-    if not getattr(kube, "is_external", False):  # an empty cluster (the emulator, the suite's control plane)
+    if not kube.is_external:  # an empty cluster (the suite's control plane)
         objects += [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}},
                     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
                      "value": 1000}]
@@ -379,11 +359,8 @@ def test_unknown_context_lists_the_kubeconfig_contexts(kube):
 
 
 def token_and_server(kube: Any, tmp_path: Path, name: str) -> tuple[str, str, str | None]:
-    """(token, server URL, CA file) of a user who may read namespaces: on a real server a ServiceAccount's token
-    from the TokenRequest API (what the AWX/AAP bearer-token credential holds); the emulator's own token there."""
-    if kube.is_emulator:
-        kube.auth.require_token(kube.token)
-        return kube.token, kube.url, None
+    """(token, server URL, CA file) of a user who may read namespaces: a ServiceAccount's token from the TokenRequest
+    API (what the AWX/AAP bearer-token credential holds)."""
     restricted_kubeconfig(kube, tmp_path, name, rules=[
         {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]}])
     server, ca = server_and_ca(kube)
@@ -401,8 +378,7 @@ def test_host_and_api_key_reach_the_server(kube, tmp_path):
     token, server, ca = token_and_server(kube, tmp_path, "token-user")
     api_client = build_api_client({"host": server + "/", "api_key": token, "ca_cert": ca}, env=HERMETIC_ENV)
     assert get_raw(api_client, "/api/v1/namespaces/default")["metadata"]["name"] == "default"
-    if not kube.is_emulator:
-        assert who_am_i(api_client)["username"] == user_name("token-user")  # the token's user, not the admin
+    assert who_am_i(api_client)["username"] == user_name("token-user")  # the token's user, not the admin
 
     wrong = build_api_client({"host": server, "api_key": "not-the-token", "ca_cert": ca}, env=HERMETIC_ENV)
     with pytest.raises(ClusterApiError) as caught:
@@ -417,44 +393,22 @@ def test_k8s_auth_env_variables_reach_the_server(kube, tmp_path):
     env.update({"K8S_AUTH_SSL_CA_CERT": ca} if ca else {"K8S_AUTH_VERIFY_SSL": "no"})
     api_client = build_api_client({}, env=env)
     assert get_raw(api_client, "/api/v1/namespaces/default") is not None
-    if not kube.is_emulator:
-        assert who_am_i(api_client)["username"] == user_name("env-user")
+    assert who_am_i(api_client)["username"] == user_name("env-user")
 
 
 def test_impersonation_headers_arrive(kube, namespace):
     impersonating = connect(kube, impersonate_user="alice", impersonate_groups=["ops", "system:authenticated"])
-    if kube.is_emulator:
-        kube.auth.forbid("list", "pods", user="alice")
 
     with pytest.raises(ClusterApiError) as caught:
         list_raw(impersonating, resource_path("v1", "pods", namespace))
     assert caught.value.missing_permission()["user"] == "alice"  # the admin may; alice, who has no role, may not
     assert list_raw(connect(kube), resource_path("v1", "pods", namespace))[0] == []
 
-    if kube.is_emulator:
-        assert_impersonation_headers_on_the_emulator(kube, impersonating)
-        return
     # The real server's view of the request: both group header lines arrived (a comma-joined single header would
     # be one group named "ops, system:authenticated").
     seen = who_am_i(impersonating)
     assert seen["username"] == "alice"
     assert set(seen["groups"]) == {"ops", "system:authenticated"}
-
-
-def assert_impersonation_headers_on_the_emulator(emulator: Any, impersonating: Any) -> None:
-    seen: list[dict] = []
-
-    def echo_headers(_emulator: Any, request: Any, _match: Any) -> Any:
-        seen.append(dict(request.headers))
-        return json_response(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
-
-    emulator.add_route("GET", r"^/debug/headers$", echo_headers)
-    get_raw(impersonating, "/debug/headers")
-    headers = seen[-1]
-    assert headers["impersonate-user"] == "alice"
-    # The emulator keeps one value per header name (the last line); a comma-joined single header would show
-    # "ops, system:authenticated" here. tests/unit/cluster checks every line on the wire.
-    assert headers["impersonate-group"] == "system:authenticated"
 
 
 # ---- single objects ---------------------------------------------------------------------------------------------

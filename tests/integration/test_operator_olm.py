@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from playbook import run_tasks
 from restricted_user import restricted_kubeconfig, user_name
-from standins import emulator_gaps
 from standins.descheduler_operator import DeschedulerOperator
 from standins.kubedescheduler_types import CRD_NAME
 from standins.olm import Olm, csv_name
@@ -62,22 +61,18 @@ def steps(result: dict) -> list[tuple[str, str]]:
 
 @pytest.fixture
 def rest(kube: Any) -> Iterator[Rest]:
-    """HTTP reads and writes on the test's API server; on exit the operator namespace is removed from a server that
-    outlives the test."""
+    """HTTP reads and writes on the test's API server; on exit the operator namespace is removed."""
     with kube.api_client() as client:
         rest = Rest(client)
         yield rest
-        if not getattr(kube, "is_emulator", False):
-            rest.delete(NAMESPACE_PATH)
-            wait_until(lambda: rest.get(NAMESPACE_PATH) is None, 120, 0.5, "the operator namespace to go")
+        rest.delete(NAMESPACE_PATH)
+        wait_until(lambda: rest.get(NAMESPACE_PATH) is None, 120, 0.5, "the operator namespace to go")
 
 
 @pytest.fixture
 def start_olm(kube: Any, rest: Rest) -> Iterator[Callable[..., Olm]]:
     """start_olm(**options) installs and runs the OLM stand-in; stopped, checked and removed at the end."""
     running: list[Olm] = []
-    if getattr(kube, "is_emulator", False):
-        emulator_gaps.serve_admission_policy_types(kube)  # built into a real API server
 
     def start(**options: Any) -> Olm:
         running.append(Olm(rest.api_client, **options).install())
@@ -286,20 +281,16 @@ INSTALLER_BUT_SUBSCRIPTION_CREATE = [
 
 
 def test_forbidden_names_the_missing_permission(kube: Any, olm: Olm, tmp_path: Path) -> None:
-    if getattr(kube, "is_emulator", False):
-        kube.auth.forbid("create", "subscriptions.operators.coreos.com")
-        installer = kube
-    else:  # a real ServiceAccount with every permission the install needs but that one
-        kubeconfig = restricted_kubeconfig(kube, tmp_path, "installer-without-subscriptions",
-                                           rules=INSTALLER_BUT_SUBSCRIPTION_CREATE)
-        installer = SimpleNamespace(kubeconfig=kubeconfig, context=kube.context)
+    # a real ServiceAccount with every permission the install needs but that one
+    kubeconfig = restricted_kubeconfig(kube, tmp_path, "installer-without-subscriptions",
+                                       rules=INSTALLER_BUT_SUBSCRIPTION_CREATE)
+    installer = SimpleNamespace(kubeconfig=kubeconfig, context=kube.context)
     result = run(tmp_path, operator_task(installer, "install", ignore_errors=True))["install"]
 
     assert "cannot create 'subscriptions'" in result["msg"]
     assert "operators.coreos.com" in result["msg"]
     assert f"in namespace '{NAMESPACE}'" in result["msg"] and "grant verb 'create'" in result["msg"]
-    if not getattr(kube, "is_emulator", False):
-        assert user_name("installer-without-subscriptions") in result["msg"]
+    assert user_name("installer-without-subscriptions") in result["msg"]
     assert steps(result) == [("namespace", "create"), ("operator_group", "create")]  # where it stopped
 
 
@@ -443,8 +434,6 @@ def test_operand_goes_with_the_uninstall_and_reinstall_starts_clean(kube: Any, r
         else:
             operators.append(DeschedulerOperator(rest.api_client).install(operator_deployment=False))
 
-    if getattr(kube, "is_emulator", False):
-        kube.add_admission(emulator_gaps.admit_kubedescheduler)  # the CRD schema's defaults, as a real server has
     start_olm(on_succeeded=[start_operator])
     try:
         run(tmp_path, operator_task(kube, "install"))

@@ -1,5 +1,5 @@
 """The install and uninstall roles through their playbooks, on a fleet of clusters (one inventory host per cluster;
-`fleet_clusters`: the test control plane and extra planes sharing its etcd, or emulators): canary rollout,
+`fleet_clusters`: the test control plane and extra planes sharing its etcd): canary rollout,
 idempotence, check mode, the per-cluster summary, and a failing canary that stops the rollout before the other
 clusters are touched."""
 
@@ -14,7 +14,6 @@ import pytest
 import yaml
 from fleet_support import run_concurrently
 from playbook import REPO, run_playbook
-from standins import emulator_gaps
 from standins.olm import Olm, csv_name
 
 NAMESPACE = "openshift-kube-descheduler-operator"
@@ -36,8 +35,6 @@ class Fleet:
         None for a cluster without OLM."""
         for (name, olm), cluster in zip(olms.items(), self._clusters(len(olms)), strict=True):
             if olm is not None:
-                if getattr(cluster, "is_emulator", False):
-                    emulator_gaps.serve_admission_policy_types(cluster)  # built into a real API server
                 self.olms.append(Olm(cluster.api_client(), **olm).install())
             self.clusters[name] = cluster
         return list(self.clusters.values())

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulator.rollout import DeploymentRollout
 from evict_helpers import node
 from kubernetes import client
 from playbook import run_tasks
@@ -27,14 +26,11 @@ RESTARTS_POLICY = {
 @pytest.fixture
 def target(kube: Any, namespace: str) -> dict[str, Any]:
     """Where the descheduler goes: a fresh namespace and a unique name (the ClusterRole is cluster-scoped)."""
-    if getattr(kube, "is_emulator", False):
-        kube.add_controller(DeploymentRollout())
-    elif not getattr(kube, "is_external", False):
+    if not kube.is_external:
         kube.load([node("worker-1")])  # somewhere for the kubelet stand-in to run the descheduler pod
-    # The emulator's rollout and the control plane's controllers + kubelet stand-in make the pods ready; on a
-    # tester's cluster the image may not be pullable, so the test does not wait there.
-    return {"kube": kube, "namespace": namespace, "name": f"descheduler-{namespace}",
-            "wait": not getattr(kube, "is_external", False)}
+    # The control plane's controllers + kubelet stand-in make the pods ready; on a tester's cluster the image may
+    # not be pullable, so the test does not wait there.
+    return {"kube": kube, "namespace": namespace, "name": f"descheduler-{namespace}", "wait": not kube.is_external}
 
 
 def upstream_task(target: dict[str, Any], register: str, *, check: bool = False, diff: bool = False,

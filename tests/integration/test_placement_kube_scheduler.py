@@ -41,9 +41,9 @@ BIND_TIMEOUT = 60.0
 
 @pytest.fixture(scope="module")
 def plane(request: pytest.FixtureRequest) -> Any:
-    if os.environ.get("TEST_BACKEND", "controlplane") != "controlplane" or os.environ.get("TEST_KUBECONFIG"):
+    if os.environ.get("TEST_KUBECONFIG"):
         pytest.skip("compares with a real kube-scheduler: needs the suite's own control plane (tests/controlplane), "
-                    "not TEST_BACKEND=emulator or TEST_KUBECONFIG")
+                    "not TEST_KUBECONFIG")
     return request.getfixturevalue("control_plane")
 
 

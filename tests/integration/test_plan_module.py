@@ -1,4 +1,5 @@
-"""The plan module through real ansible-playbook runs: live cluster (emulator or TEST_KUBECONFIG) and snapshots."""
+"""The plan module through real ansible-playbook runs: live cluster (the suite's control plane or TEST_KUBECONFIG) and
+snapshots."""
 
 from __future__ import annotations
 
@@ -49,12 +50,8 @@ def assert_succeeded(process: Any) -> None:
 
 @pytest.fixture
 def seeded(kube: Any) -> Any:
-    """A generated cluster loaded into the emulator; on the suite's control plane, whose controllers and garbage
-    collector would act on a static snapshot's workloads, real workloads made by its controllers (a tester's cluster
-    is used as it is)."""
-    if getattr(kube, "is_emulator", False):
-        kube.load(build_cluster(24, 12, seed=11, now=NOW))
-    elif not getattr(kube, "is_external", False):
+    """On the suite's control plane, real workloads made by its controllers (a tester's cluster is used as it is)."""
+    if not kube.is_external:
         kube.load([node(f"worker-{index}") for index in range(1, 4)])
         kube.load([namespace_object("shop")])
         create(kube, replicaset("shop", "web", 5), replicaset("shop", "api", 3), pdb("shop", "web", "web",
@@ -86,13 +83,11 @@ def test_live_plan_equals_plan_of_a_snapshot_of_the_same_objects(seeded: Any, tm
     process, results = run_tasks(tmp_path, [file_task])
     assert_succeeded(process)
     assert comparable(results["offline"]) == comparable(live)
-    if getattr(seeded, "is_emulator", False):
-        assert live["summary"]["total"] > 0, "the generated cluster has work for these profiles"
 
 
 @pytest.mark.faults
 def test_live_plan_survives_an_expired_continue_token(seeded: Any, tmp_path: Path) -> None:
-    page_size = 40 if getattr(seeded, "is_emulator", False) else 3  # several pages of the control plane's 8 pods
+    page_size = 3  # several pages of the control plane's 8 pods
     reference_task = {"descheduler.fleet.plan": {**connection(seeded), "kubedescheduler": KUBEDESCHEDULER,
                                                  "now": NOW, "page_size": page_size}, "register": "reference"}
     process, results = run_tasks(tmp_path, [reference_task])
@@ -101,8 +96,7 @@ def test_live_plan_survives_an_expired_continue_token(seeded: Any, tmp_path: Pat
     process, again = run_tasks(tmp_path, [dict(reference_task, register="again")])
     assert_succeeded(process)
     assert comparable(again["again"]) == comparable(results["reference"])
-    if not getattr(seeded, "is_emulator", False):
-        assert seeded.faults.continues_expired == 1  # the proxy did answer 410 Expired to the third page
+    assert seeded.faults.continues_expired == 1  # the proxy did answer 410 Expired to the third page
 
 
 def restarting_pod(kube: Any) -> str:
@@ -123,7 +117,7 @@ UPSTREAM_POLICY_CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap",
 
 def test_policy_is_read_from_the_upstream_configmap(seeded: Any, tmp_path: Path) -> None:
     external = getattr(seeded, "is_external", False)  # a tester's cluster (TEST_KUBECONFIG), used as it is
-    restarting = None if seeded.is_emulator or external else restarting_pod(seeded)
+    restarting = None if external else restarting_pod(seeded)
     seeded.load([UPSTREAM_POLICY_CONFIGMAP])
     try:
         task = {"descheduler.fleet.plan": {**connection(seeded), "now": NOW}, "register": "plan"}
@@ -137,7 +131,7 @@ def test_policy_is_read_from_the_upstream_configmap(seeded: Any, tmp_path: Path)
     assert set(plan["summary"]["by_plugin"]) <= {"RemovePodsHavingTooManyRestarts"}
     for eviction in plan["evictions"]:
         assert eviction["reason"].startswith("restarts ")
-    if not external:  # the generated cluster and the seeded one have pods over the threshold
+    if not external:  # the seeded cluster has a pod over the threshold
         assert plan["evictions"], "pods restarted more than podRestartThreshold times"
     if restarting is not None:
         assert [(e["namespace"], e["name"]) for e in plan["evictions"]] == [("shop", restarting)]
@@ -159,14 +153,11 @@ SNAPSHOT_RESOURCES_BUT_PODS = [("", "nodes"), ("", "namespaces"), ("scheduling.k
 
 
 def test_forbidden_list_names_the_missing_permission(seeded: Any, tmp_path: Path) -> None:
-    if seeded.is_emulator:
-        seeded.auth.forbid("list", "pods")
-        options = connection(seeded)
-    else:  # a real ServiceAccount that may list everything the plan reads but pods
-        kubeconfig = restricted_kubeconfig(seeded, tmp_path, "planner-without-pods", rules=[
-            {"apiGroups": [group], "resources": [resource], "verbs": ["list"]}
-            for group, resource in SNAPSHOT_RESOURCES_BUT_PODS])
-        options = {"kubeconfig": str(kubeconfig), "context": seeded.context}
+    # a real ServiceAccount that may list everything the plan reads but pods
+    kubeconfig = restricted_kubeconfig(seeded, tmp_path, "planner-without-pods", rules=[
+        {"apiGroups": [group], "resources": [resource], "verbs": ["list"]}
+        for group, resource in SNAPSHOT_RESOURCES_BUT_PODS])
+    options = {"kubeconfig": str(kubeconfig), "context": seeded.context}
     task = {"descheduler.fleet.plan": {**options, "policy": RESTARTS_POLICY}, "register": "plan"}
     process, results = run_tasks(tmp_path, [task])
     assert process.returncode != 0
@@ -174,8 +165,7 @@ def test_forbidden_list_names_the_missing_permission(seeded: Any, tmp_path: Path
     assert "list" in message and "pods" in message
     assert "cannot list 'pods'" in message and "at the cluster scope" in message
     assert "grant verb 'list' on resource 'pods'" in message  # the fix
-    if not seeded.is_emulator:
-        assert user_name("planner-without-pods") in message
+    assert user_name("planner-without-pods") in message
     assert "Traceback" not in message
 
 
@@ -271,7 +261,7 @@ def test_a_plan_that_evicts_nothing_for_a_reason_of_its_input_says_so(tmp_path: 
 
 
 def test_a_load_aware_plan_without_metrics_warns_and_fails_when_asked(kube: Any, tmp_path: Path) -> None:
-    if getattr(kube, "is_emulator", False) or getattr(kube, "is_external", False):
+    if kube.is_external:
         pytest.skip("needs a cluster that serves no metrics API: the suite's own control plane")
     kube.load([node("worker-1"), node("worker-2")])
     plan = {**connection(kube), "policy": LOAD_AWARE_POLICY}

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from evict_helpers import node
 from playbook import REPO, run_playbook
@@ -20,12 +19,6 @@ from playbook import REPO, run_playbook
 POLICY = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
     "name": "duplicates", "pluginConfig": [{"name": "DefaultEvictor", "args": {}}, {"name": "RemoveDuplicates"}],
     "plugins": {"balance": {"enabled": ["RemoveDuplicates"]}}}]}
-
-
-@pytest.fixture(autouse=True)
-def real_control_plane(kube: Any) -> None:
-    if getattr(kube, "is_emulator", False):
-        pytest.skip("checks identities and playbooks against a real API server")
 
 
 def write_inventory(tmp_path: Path, hosts: dict[str, dict[str, Any]], **group_vars: Any) -> Path:

@@ -1,5 +1,5 @@
 """The secondary_scheduler module through real ansible-playbook runs, on the `kube` fixture (the suite's real
-kube-apiserver, or the emulator): the Secondary Scheduler Operator installed through the OLM stand-in from its own
+kube-apiserver): the Secondary Scheduler Operator installed through the OLM stand-in from its own
 catalog package and bundle, the Trimaran configuration written and checked (a Prometheus stand-in answers the
 reachability check), the SecondaryScheduler CR reconciled by the operator stand-in
 (standins/secondary_scheduler_operator.py) into a scheduler Deployment whose pod really runs (kube-controller-manager
@@ -9,17 +9,16 @@ any write, and removal in order."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from emulator.metrics_api import serve_metrics_api
 from operator_support import info_task, node
 from playbook import run_tasks
+from standins.httpserver import BackgroundServer
 from standins.loop import StandIn
 from standins.metrics_server import MetricsServer
 from standins.olm import Olm
@@ -30,7 +29,6 @@ from standins.secondary_scheduler_operator import (
     SecondarySchedulerOperator,
     secondary_scheduler_package,
 )
-from standins.workloads import Workloads
 
 CSV_V140 = "secondaryscheduleroperator.v1.4.0"
 IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.31.8"
@@ -41,49 +39,29 @@ OLM = "operators.coreos.com/v1alpha1"
 @pytest.fixture
 def sso(kube: Any) -> Iterator[Olm]:
     """OLM serving the Secondary Scheduler Operator's package, the operator stand-in, and somewhere for the
-    scheduler's pod to run: a node for the control plane's kubelet stand-in (the Workloads stand-in on the
-    emulator)."""
-    on_emulator = getattr(kube, "is_emulator", False)
+    scheduler's pod to run: a node for the control plane's kubelet stand-in."""
     with kube.api_client() as client:
         rest = Rest(client)
-        if not on_emulator and not rest.list(path("v1", "nodes")):
+        if not rest.list(path("v1", "nodes")):
             kube.load([node("worker-1")])
-        if on_emulator:
-            kube.add_admission(default_log_levels)  # a real API server applies the CRD's defaults itself
         olm = Olm(client, packages=[secondary_scheduler_package()]).install()
         helpers: list[StandIn] = [SecondarySchedulerOperator(client).start()]
-        if on_emulator:
-            helpers.append(Workloads(client, [NAMESPACE]).start())
         try:
             yield olm
         finally:
             for helper in helpers:
                 helper.stop()
             olm.uninstall()
-            if not on_emulator:
-                rest.delete(path("v1", "namespaces", name=NAMESPACE))
-                wait_until(lambda: rest.get(path("v1", "namespaces", name=NAMESPACE)) is None, 120, 0.5,
-                           "the operator namespace to go")
+            rest.delete(path("v1", "namespaces", name=NAMESPACE))
+            wait_until(lambda: rest.get(path("v1", "namespaces", name=NAMESPACE)) is None, 120, 0.5,
+                       "the operator namespace to go")
         for helper in [olm, *helpers]:
             helper.check()
-
-
-def default_log_levels(request: Any) -> None:
-    """The SecondaryScheduler CRD's defaults (logLevel, operatorLogLevel: Normal), for the emulator, which stores
-    custom resources as they come."""
-    if (request.resource_type.group_resource == ("operator.openshift.io", "secondaryschedulers")
-            and request.object is not None and not request.subresource):
-        spec = request.object.setdefault("spec", {})
-        for field in ("logLevel", "operatorLogLevel"):
-            spec.setdefault(field, "Normal")
 
 
 def serve_the_metrics_api(kube: Any) -> None:
     """Make /apis/metrics.k8s.io/v1beta1 served, as installing metrics-server does: on a real API server the
     metrics-server stand-in's CRDs (standins/metrics_server.py; the control plane handle removes them afterwards)."""
-    if getattr(kube, "is_emulator", False):
-        serve_metrics_api(kube)
-        return
     with kube.api_client() as client:
         MetricsServer(client).install()
 
@@ -113,14 +91,8 @@ def prometheus() -> Iterator[dict[str, Any]]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield {"address": f"http://127.0.0.1:{server.server_address[1]}", "seen": seen}
-    finally:
-        server.shutdown()
-        server.server_close()
+    with BackgroundServer(Handler, "prometheus-version-standin") as server:
+        yield {"address": server.url, "seen": seen}
 
 
 def trimaran(prometheus: dict[str, Any], **changes: Any) -> dict[str, Any]:

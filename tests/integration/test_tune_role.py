@@ -1,5 +1,5 @@
 """playbooks/tune.yml (role descheduler.fleet.tune) on a fleet of three API servers (`fleet_clusters`: the test
-control plane and two more sharing its etcd, or emulators) running the operator stand-in, one inventory host each:
+control plane and two more sharing its etcd) running the operator stand-in, one inventory host each:
 group_vars defaults merged with host_vars overrides, idempotence, the Automatic acknowledgement with the plan shown
 first, and the canary rollout stopping at the first failure."""
 

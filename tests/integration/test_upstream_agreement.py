@@ -99,7 +99,7 @@ def test_plan_is_one_the_descheduler_can_produce_on_rich_clusters(kube: Any, api
 
 
 def skip_without_own_control_plane(kube: Any) -> None:
-    if getattr(kube, "is_emulator", False) or getattr(kube, "is_external", False):
+    if kube.is_external:
         pytest.skip("needs the suite's control plane: the random cluster's nodes are the whole cluster")
 
 

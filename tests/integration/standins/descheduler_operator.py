@@ -1,6 +1,6 @@
 """The Kube Descheduler Operator's TargetConfigReconciler as a stand-in controller acting on any API server.
 
-    operator = DeschedulerOperator(api_client, log_sink=...).install()   # CRD, namespace, operator Deployment, loop
+    operator = DeschedulerOperator(api_client).install()   # CRD, namespace, operator Deployment, loop
     operator.inject_error("...")        # next syncs fail with it (log-only, or DEGRADED_SCALE_TO_ZERO)
     operator.psi_enabled = False        # the PSI check fails: KubeVirt profiles degrade
     operator.set_operand_log(text)      # the operand pods' log, served by the API server as `pods/log`
@@ -15,19 +15,18 @@ Each pass reads KubeDescheduler `cluster` and validates it as the operator does,
   `--descheduling-interval`, `--dry-run=true` for Predictive, `-v=N`, feature gates; pod template annotations
   `kubedeschedulers.operator.openshift.io/cluster: <generation>` and `configmaps/cluster: <resourceVersion>`), both
   owned by the KubeDescheduler, and sets the condition to False.
-Rolling the Deployment out is the cluster's job (kube-controller-manager, or `workloads.Workloads` on the emulator).
+Rolling the Deployment out is the cluster's job (kube-controller-manager and the kubelet stand-in); with
+`operand_ready=False` the operand's pods are annotated never to become Ready (kubelet_standin.NEVER_READY).
 
 The policy is rendered with the collection's engine (`render_policy`): tests must check policies against literal
 values, never against this rendering. Not modelled: Service/RBAC/PrometheusRule/soft-tainter objects.
-Pod logs come from kubelets: `log_sink(namespace, pod, container, text)` writes them where the API server can serve
-them (the emulator's log buffers); by default they are written over HTTP as the pod annotation the control plane's
-kubelet stand-in serves (kubelet_logs.write_pod_log). The lines are also kept in `operator_log`.
+Pod logs come from kubelets: they are written over HTTP as the pod annotation the control plane's kubelet stand-in
+serves (kubelet_logs.write_pod_log). The lines are also kept in `operator_log`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,6 +47,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     KUBEVIRT_PROFILES,
     LOG_ONLY_IGNORED,
 )
+from kubelet_logs import write_pod_log
+from kubelet_standin import NEVER_READY
 
 from .kubedescheduler_types import API_VERSION, KUBEDESCHEDULER_CRD
 from .loop import StandIn
@@ -64,7 +65,6 @@ DEGRADED = "TargetConfigControllerDegraded"
 VERBOSITY = {"Normal": 2, "Debug": 4, "Trace": 6, "TraceAll": 8}
 DEFAULT_PROMETHEUS_HOST = "prometheus-k8s-openshift-monitoring.apps.emulated.example"
 KD_PATH = path(API_VERSION, "kubedeschedulers", OPERATOR_NAMESPACE, "cluster")
-LogSink = Callable[[str, str, str | None, str], None]
 
 
 def klog_line(severity: str, source: str, text: str) -> str:
@@ -88,10 +88,10 @@ APPLY_ATTEMPTS = 5  # create-or-update rounds before an object that keeps vanish
 class DeschedulerOperator(StandIn):
     name = "descheduler-operator-stand-in"
 
-    def __init__(self, api_client: Any, *, psi_enabled: bool = True, log_sink: LogSink | None = None) -> None:
+    def __init__(self, api_client: Any, *, psi_enabled: bool = True, operand_ready: bool = True) -> None:
         super().__init__(api_client)
         self.psi_enabled = psi_enabled
-        self.log_sink = log_sink or self._annotate_pod_log
+        self.operand_ready = operand_ready
         self.injected_errors: list[tuple[str, str]] = []
         self.operator_log: list[str] = []
         self.operand_log = ""
@@ -209,11 +209,6 @@ class DeschedulerOperator(StandIn):
             self._logged.add(text)
             self.operator_log.append(klog_line(severity, source, text))
 
-    def _annotate_pod_log(self, namespace: str, pod: str, container: str | None, text: str) -> None:
-        from kubelet_logs import write_pod_log
-
-        write_pod_log(self.rest.api_client, namespace, pod, container, text)
-
     def _push_logs(self) -> None:
         wanted = [("name=descheduler-operator", None, "".join(self.operator_log)),
                   (f"app={OPERAND}", OPERAND_CONTAINER, self.operand_log)]
@@ -223,7 +218,7 @@ class DeschedulerOperator(StandIn):
             for pod in self.rest.list(path("v1", "pods", OPERATOR_NAMESPACE), label_selector=selector):
                 key = (pod["metadata"]["name"], container)
                 if self._pushed_logs.get(key) != text:
-                    self.log_sink(OPERATOR_NAMESPACE, pod["metadata"]["name"], container, text)
+                    write_pod_log(self.rest.api_client, OPERATOR_NAMESPACE, pod["metadata"]["name"], container, text)
                     self._pushed_logs[key] = text
 
     # -- writes --
@@ -276,7 +271,8 @@ class DeschedulerOperator(StandIn):
                                         "metadata": {"name": OPERAND_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE,
                                                      "ownerReferences": self._owner(kubedescheduler)}})
         annotations = {GENERATION_ANNOTATION: str(kubedescheduler["metadata"].get("generation", 1)),
-                       "configmaps/cluster": configmap["metadata"]["resourceVersion"]}
+                       "configmaps/cluster": configmap["metadata"]["resourceVersion"],
+                       **({} if self.operand_ready else {NEVER_READY: "true"})}
         deployment = self._apply("deployments", operand_deployment(self._owner(kubedescheduler), spec, annotations))
         self._set_status({"type": DEGRADED, "status": "False"}, deployment)
 

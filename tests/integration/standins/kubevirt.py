@@ -25,9 +25,6 @@ What it does (kubevirt/kubevirt, see /work/shared/reference/peers.md §3):
   ends, the VMI stays marked and gets a new migration, as KubeVirt retries.
 Not modelled: the VirtualMachine object, the `eviction-in-progress` pod annotation, migration policies and timeouts,
 real placement (the target is the other node with the fewest pods).
-
-On the emulator (TEST_BACKEND=emulator), `KubeVirt.on` first adds what a real cluster has and the emulator lacks:
-admission webhook calls for evictions (`emulator_calls_webhooks`) and the kubelet stand-in to run the launcher pods.
 """
 
 from __future__ import annotations
@@ -35,7 +32,6 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import ssl
 import threading
 import time
 import traceback
@@ -45,9 +41,9 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from kubelet_standin import KubeletStandIn, fits
+from kubelet_standin import fits
 
-from .httpserver import LOOPBACK, BackgroundServer, ServerTLS
+from .httpserver import BackgroundServer
 from .kubevirt_types import API, KUBEVIRT_CRDS
 from .loop import StandIn
 from .rest import install_crds, path, wait_until
@@ -116,18 +112,13 @@ class KubeVirt(StandIn):
         self._marking = threading.Lock()
         self._webhook: WebhookServer | None = None
         self._owned_client: Any = None
-        self._kubelet: KubeletStandIn | None = None
 
     @classmethod
     def on(cls, kube: Any, **options: Any) -> KubeVirt:
-        """Installed on a test's cluster handle (`kube` fixture) with a client of its own, closed by uninstall(). The
-        emulator is first taught to call admission webhooks, which a real kube-apiserver does by itself."""
+        """Installed on a test's cluster handle (`kube` fixture) with a client of its own, closed by uninstall()."""
         client = kube.api_client()
         standin = cls(client, **options)
         standin._owned_client = client
-        if getattr(kube, "is_emulator", False):
-            emulator_calls_webhooks(kube)
-            standin._kubelet = KubeletStandIn(client).start()  # the emulator runs no pods: this runs the launchers
         return standin.install()
 
     # ---- install / uninstall ---------------------------------------------------------------------------------------
@@ -155,9 +146,6 @@ class KubeVirt(StandIn):
         if self._webhook is not None:
             self._webhook.stop()
             self._webhook = None
-        if self._kubelet is not None:
-            self._kubelet.stop()
-            self._kubelet = None
         if self._owned_client is not None:
             self._owned_client.close()
             self._owned_client = None
@@ -424,14 +412,13 @@ class WebhookServer:
     """virt-api's HTTPS endpoint for the API server's admission calls, with a CA of its own."""
 
     def __init__(self, review: Any) -> None:
-        tls = ServerTLS("virt-api")
-        self.ca_bundle = base64.b64encode(tls.ca_pem).decode()
-        self._server = BackgroundServer(_handler(review), "kubevirt-webhook", tls)
+        self._server = BackgroundServer(_handler(review), "kubevirt-webhook", tls=True)
+        self.ca_bundle = base64.b64encode(self._server.ca_pem).decode()
         self.path = f"/pod-eviction-validate-{secrets.token_hex(4)}"
 
     @property
     def url(self) -> str:
-        return f"https://{LOOPBACK}:{self._server.port}{self.path}"
+        return f"{self._server.url}{self.path}"
 
     def start(self) -> WebhookServer:
         self._server.start()
@@ -483,51 +470,3 @@ def _handler(review: Any) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
-
-
-# ---- the emulator (TEST_BACKEND=emulator) ---------------------------------------------------------------------------
-
-
-def emulator_calls_webhooks(emulator: Any) -> None:
-    """What kube-apiserver does and the emulator does not: serve ValidatingWebhookConfigurations and, before each
-    eviction, send the webhooks registered for pods/eviction an AdmissionReview over HTTPS; a denial is the answer."""
-    from emulator import errors
-    from emulator.resources import ResourceType
-
-    group = "admissionregistration.k8s.io"
-    if not emulator.registry.versions_of(group, "validatingwebhookconfigurations"):
-        emulator.register_type(ResourceType(group, "v1", "ValidatingWebhookConfiguration",
-                                            "validatingwebhookconfigurations", False))
-    previous = emulator.eviction_handler
-
-    def evict(emulator: Any, namespace: str, name: str, eviction: dict[str, Any], dry_run: bool,
-              user: str) -> dict[str, Any]:
-        dry_run = dry_run or "All" in ((eviction.get("deleteOptions") or {}).get("dryRun") or [])
-        for configuration in emulator.list("validatingwebhookconfigurations"):
-            for webhook in configuration.get("webhooks") or []:
-                if any("pods/eviction" in rule.get("resources", ()) for rule in webhook.get("rules") or []):
-                    code, message = _call_webhook(webhook, namespace, name, eviction, dry_run)
-                    if code != 200:
-                        raise errors.ApiError(code, "TooManyRequests" if code == 429 else "BadRequest",
-                                              f'admission webhook "{webhook["name"]}" denied the request: {message}')
-        return previous(emulator, namespace, name, eviction, dry_run, user)
-
-    emulator.eviction_handler = evict
-
-
-def _call_webhook(webhook: dict[str, Any], namespace: str, name: str, eviction: dict[str, Any],
-                  dry_run: bool) -> tuple[int, str]:
-    import urllib.request
-
-    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-        "uid": secrets.token_hex(8), "kind": {"group": "policy", "version": "v1", "kind": "Eviction"},
-        "resource": {"group": "", "version": "v1", "resource": "pods"}, "subResource": "eviction",
-        "name": name, "namespace": namespace, "operation": "CREATE", "object": eviction, "dryRun": dry_run}}
-    client = webhook["clientConfig"]
-    context = ssl.create_default_context(cadata=base64.b64decode(client["caBundle"]).decode())
-    request = urllib.request.Request(client["url"], json.dumps(review).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, context=context, timeout=webhook.get("timeoutSeconds", 10)) as answer:
-        response = json.loads(answer.read())["response"]
-    status = response.get("status") or {}
-    return (200, "") if response.get("allowed") else (int(status.get("code") or 400), status.get("message", ""))

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .httpserver import LOOPBACK, BackgroundServer
+from .httpserver import BackgroundServer
 
 
 class PrometheusStandIn:
@@ -29,7 +29,7 @@ class PrometheusStandIn:
 
     @property
     def url(self) -> str:
-        return f"http://{LOOPBACK}:{self._server.port}"
+        return self._server.url
 
     def start(self) -> PrometheusStandIn:
         self._server.start()

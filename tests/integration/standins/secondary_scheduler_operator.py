@@ -12,9 +12,8 @@ target_config_reconciler.go; reference peers.md §4.4), each pass:
   collection removes them with it): one replica of `spec.schedulerImage` with `--config=/etc/kubernetes/config.yaml`
   and `-v=N` from `spec.logLevel`, the user's ConfigMap mounted at /etc/kubernetes, and pod template annotations with
   the CR's generation and the ConfigMap's resourceVersion, so a changed configuration rolls the scheduler out again.
-Running the Deployment's pod is the cluster's job (kube-controller-manager and the kubelet stand-in, or
-`workloads.Workloads` on the emulator). Not modelled: RBAC bindings, Service, ServiceMonitor, NetworkPolicy, the
-HighlyAvailable topology, status generations.
+Running the Deployment's pod is the cluster's job (kube-controller-manager and the kubelet stand-in). Not modelled:
+RBAC bindings, Service, ServiceMonitor, NetworkPolicy, the HighlyAvailable topology, status generations.
 """
 
 from __future__ import annotations

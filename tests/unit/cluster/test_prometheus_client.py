@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/controlplane as `controlplane` (certificates)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "integration"))
 from standins.prometheus import PrometheusStandIn  # noqa: E402
 

@@ -1,6 +1,5 @@
-"""Handles on a real kube-apiserver with the attributes tests use on the emulator: `.kubeconfig`, `.context`,
-`.load(objects)`, `.get(...)`, `.list(...)`, `.create(...)`, `.patch(...)`, `.delete(...)`, `.api_client()`,
-`.is_emulator`, `.is_external`.
+"""Handles on a real kube-apiserver for the `kube` fixture: `.kubeconfig`, `.context`, `.load(objects)`, `.get(...)`,
+`.list(...)`, `.create(...)`, `.patch(...)`, `.delete(...)`, `.api_client()`, `.is_external`.
 
 - `RealCluster`: a cluster the tester points at (TEST_KUBECONFIG); it has its own nodes, scheduler and kubelets.
 - `ControlPlaneCluster`: the suite's own control plane (tests/controlplane), shared by the session. Each test gets
@@ -8,8 +7,8 @@
   deletes the namespaces and cluster-scoped objects the test made (`cleanup`), so the next test starts clean.
   Nodes exist only when a test creates them (`is_external` is False: tests load their own nodes).
 
-`kind` is what the emulator accepts too: a Kind ("Deployment"), a plural ("pods") or plural.group
-("subscriptions.operators.coreos.com"); `api_version` narrows it down when given.
+`kind` is a Kind ("Deployment"), a plural ("pods") or plural.group ("subscriptions.operators.coreos.com");
+`api_version` narrows it down when given.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ SYSTEM_PREFIXES = ("system:", "kube-", "kubeadm:", "flowcontrol-", "apiserver-")
 
 
 class RealCluster:
-    is_emulator = False
     is_external = True
 
     def __init__(self, kubeconfig: str | Path, context: str | None = None) -> None:
