@@ -1,21 +1,26 @@
-"""One descheduling cycle (upstream descheduler.go runDeschedulerLoop + runProfiles), simulated in dry-run mode."""
+"""One descheduling cycle (upstream descheduler.go runDeschedulerLoop + runProfiles), simulated in dry-run mode.
+
+Every plugin is found in the registry (engine/plugins/__init__.py) and run through its extension point's method
+(engine/framework.py): the Filter and PreEvictionFilter plugins of each profile are built once into its evictor,
+then each profile's deschedule plugins run, then each profile's balance plugins.
+"""
 
 from __future__ import annotations
 
-import functools
-from typing import Optional
+from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubevirt_migration
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
-    NAME as DEFAULT_EVICTOR,
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import EvictionLimits, LimitError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import (
+    BALANCE,
+    DESCHEDULE,
+    BuildContext,
+    Check,
+    CycleState,
+    EvictorPlugin,
+    PluginHandle,
+    ProfileEvictor,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
-    DefaultEvictor,
-    EvictionLimits,
-    LimitError,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState, PluginHandle
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches, parse_selector_string
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import REGISTRY
@@ -31,7 +36,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.sampling 
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
+# (Profile attribute, the extension point as the plan names it) in run order
 EXTENSION_POINTS = (("deschedule", "Deschedule"), ("balance", "Balance"))
+_POINTS = {"deschedule": DESCHEDULE, "balance": BALANCE}
 
 
 def cycle_nodes(snapshot: Snapshot, policy: Policy, order: Order = DETERMINISTIC) -> list[Node]:
@@ -41,11 +48,11 @@ def cycle_nodes(snapshot: Snapshot, policy: Policy, order: Order = DETERMINISTIC
 
 
 def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DETERMINISTIC,
-              evictors: Optional[dict[str, DefaultEvictor]] = None) -> tuple[CycleState, Optional[str]]:
+              evictors: Optional[dict[str, ProfileEvictor]] = None) -> tuple[CycleState, Optional[str]]:
     """All deschedule plugins of all profiles, then all balance plugins. Returns the state and a skip reason.
 
-    ``evictors`` (profile → DefaultEvictor) may be kept between cycles on the same snapshot, policy and time:
-    an evictor only caches what never changes within them.
+    ``evictors`` (profile → ProfileEvictor) may be kept between cycles on the same snapshot, policy and time:
+    a filter plugin only caches what never changes within them.
     """
     nodes = cycle_nodes(snapshot, policy, order)
     limits = EvictionLimits(policy.max_total, policy.max_per_node, policy.max_per_namespace)
@@ -55,35 +62,54 @@ def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DET
         return state, f"requires >=2 nodes, found {len(nodes)}"
     if evictors is None:
         evictors = {}
-    for p in policy.profiles:
-        if p.name not in evictors:
-            evictors[p.name] = DefaultEvictor(p.args[DEFAULT_EVICTOR], p.priority_threshold, snapshot, now)
     for profile in policy.profiles:
-        warning = kubevirt_migration.warning_for(profile, snapshot)  # the fork's only filter plugin
-        if warning is not None:
-            state.warnings.append(warning)
+        if profile.name not in evictors:
+            evictors[profile.name] = profile_evictor(profile, snapshot, now)
+    for profile in policy.profiles:
+        state.warnings.extend(evictors[profile.name].warnings)
     for attribute, point in EXTENSION_POINTS:
         for profile in policy.profiles:
-            extra_filters = _pre_eviction_filters(profile) + kubevirt_migration.checks_for(profile, snapshot)
             for name in getattr(profile, attribute):
-                handle = PluginHandle(state, profile.name, name, point, evictors[profile.name], extra_filters)
-                _run_plugin(handle, profile.args[name])
+                handle = PluginHandle(state, profile.name, name, point, evictors[profile.name])
+                _run_plugin(handle, _POINTS[attribute], profile.args[name])
     return state, None
 
 
-def _pre_eviction_filters(profile: Profile) -> list:
-    """The profile's PreEvictionFilter plugins besides DefaultEvictor, each bound to its args."""
-    filters = []
-    for name in profile.pre_eviction_filters:
-        check = getattr(REGISTRY.get(name), "pre_eviction_filter", None)
-        if check is not None:
-            filters.append(functools.partial(check, args=profile.args[name]))
-    return filters
+def profile_evictor(profile: Profile, snapshot: Snapshot, now: float) -> ProfileEvictor:
+    """The profile's Filter and PreEvictionFilter plugins, each built once from its args, in the order they run:
+    by ``evictor_order`` (DefaultEvictor first), then the profile's order; a plugin whose Filter runs at eviction
+    time (``filter_at_eviction``) has it checked just before its PreEvictionFilter."""
+    context = BuildContext(snapshot, now, profile)
+    built: dict[str, EvictorPlugin] = {}
+
+    def instance(name: str) -> Any:
+        if name not in built:
+            built[name] = REGISTRY[name].new(profile.args[name], context)
+        return built[name]
+
+    filters: list[tuple[int, Check]] = []
+    at_eviction: list[tuple[int, Check]] = []
+    for name in profile.filters:
+        registration = REGISTRY[name]
+        entry = (registration.evictor_order, instance(name).filter)
+        (at_eviction if registration.filter_at_eviction else filters).append(entry)
+    at_eviction += [(REGISTRY[name].evictor_order, instance(name).pre_eviction_filter)
+                    for name in profile.pre_eviction_filters]
+    warnings = [text for plugin in built.values() for text in plugin.warnings]
+    return ProfileEvictor(_ordered(filters), _ordered(at_eviction), warnings)
 
 
-def _run_plugin(handle: PluginHandle, args: dict) -> None:
+def _ordered(entries: list[tuple[int, Check]]) -> list[Check]:
+    return [check for _order, check in sorted(entries, key=lambda entry: entry[0])]  # stable: profile order kept
+
+
+def _run_plugin(handle: PluginHandle, point: str, args: dict) -> None:
+    plugin = REGISTRY[handle.plugin].plugin
     try:
-        REGISTRY[handle.plugin].run(handle, args)
+        if point == DESCHEDULE:
+            plugin.deschedule(handle, args)
+        else:
+            plugin.balance(handle, args)
     except LimitError:
         pass  # a limit ends the plugin, as upstream
     except (EngineError, ValueError, KeyError, TypeError) as exc:
@@ -98,7 +124,7 @@ def plugin_keys(policy: Policy) -> list[str]:
 
 
 def sample_cycles(snapshot: Snapshot, policy: Policy, now: float, samples: int, seed: int,
-                  first: CycleState, evictors: dict[str, DefaultEvictor]) -> Tally:
+                  first: CycleState, evictors: dict[str, ProfileEvictor]) -> Tally:
     """Tally ``first`` (sample 0, the deterministic cycle) and samples-1 more cycles in orders upstream could use.
 
     Only the cycle is re-run: the snapshot, its indexes, the loaded policy and the evictors' caches are shared.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 
-class EngineError(ValueError):
+
+class EngineError(FleetError, ValueError):
     """Base class: a problem with the input (policy or snapshot), never a bug report."""
 
 

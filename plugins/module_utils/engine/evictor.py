@@ -1,8 +1,9 @@
-"""DefaultEvictor (plugins/defaultevictor) and the per-cycle eviction limits (pkg/descheduler/evictions)."""
+"""DefaultEvictor (plugins/defaultevictor; a Filter and PreEvictionFilter plugin, registered in
+engine/plugins/__init__.py) and the per-cycle eviction limits (pkg/descheduler/evictions)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import parse_go_duration
@@ -13,8 +14,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels im
     matches,
     parse_selector_string,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Pod
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import PREFER_NO_EVICTION
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import (
+    PREFER_NO_EVICTION,
+    fits_any_other_node,
+)
 
 NAME = "DefaultEvictor"
 EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
@@ -78,6 +82,14 @@ def validate_args(args: Mapping[str, Any], field: str) -> None:
     _validate_protections(args, field)
 
 
+def config_warnings(args: Mapping[str, Any], where: str) -> list[str]:
+    error = node_selector_error(args)
+    if error is None:
+        return []
+    effect = "every pod fails nodeFit, as upstream" if args.get("nodeFit") else "unused without nodeFit"
+    return [f"{where}.nodeSelector: {error} ({effect})"]
+
+
 def node_selector_error(args: Mapping[str, Any]) -> Optional[str]:
     """Why the evictor nodeSelector does not parse, if it does not.
 
@@ -126,8 +138,16 @@ def _validate_protection_config(config: Any, where: str, check_names: bool) -> N
             raise PolicyError(f"{item}.name", name, "a protected storage class needs a name")
 
 
+def new(args: Mapping[str, Any], context: Any) -> DefaultEvictor:
+    """The profile's DefaultEvictor (context: framework.BuildContext); priorityThreshold is resolved by the policy."""
+    return DefaultEvictor(args, context.profile.priority_threshold, context.snapshot, context.now)
+
+
 class DefaultEvictor:
-    """Filter and PreEvictionFilter of one profile. ``reject_reason`` returns None when the pod may be evicted."""
+    """Filter and PreEvictionFilter of one profile: each returns why a pod may not be evicted, or None.
+
+    Built once per profile and snapshot (sampled cycles share it): it caches only what never changes within them.
+    """
 
     def __init__(self, args: Mapping[str, Any], threshold: int, snapshot: Any, now: float) -> None:
         self.args = args
@@ -152,8 +172,21 @@ class DefaultEvictor:
         self.protected_classes = {c.get("name") for c in storage.get("protectedStorageClasses") or []}
         self._static_cache: dict[int, Optional[str]] = {}
         self._pdb_selectors: Optional[dict[str, list[Selector]]] = None
+        self._fit_candidates: Optional[Sequence[Node]] = None
+        self.warnings: Sequence[str] = ()  # its args' warnings are the policy's (config_warnings)
 
-    def filter_reason(self, pod: Pod, owner_counts: Mapping[str, int]) -> Optional[str]:
+    def pre_eviction_filter(self, handle: Any, pod: Pod) -> Optional[str]:
+        """PreEvictionFilter: nodeFit over the whole cluster, then namespaceLabelSelector."""
+        if self.node_fit:
+            if self._fit_candidates is None:  # the snapshot's ready nodes and the selector are fixed
+                self._fit_candidates = [n for n in handle.state.ready_nodes if matches(self.node_selector, n.labels)]
+            if not fits_any_other_node(pod, self._fit_candidates, handle.state.usage):
+                return R_NODE_FIT
+        return self.namespace_reason(pod)
+
+    def filter(self, handle: Any, pod: Pod) -> Optional[str]:
+        """Filter (handle: framework.PluginHandle), on every candidate pod. minReplicas reads the handle's owner
+        counts: in a lagging cycle they still hold the latest evictions."""
         if EVICT_ANNOTATION in pod.annotations:
             return None
         if self.mandatory and PREFER_NO_EVICTION in pod.annotations:
@@ -165,7 +198,7 @@ class DefaultEvictor:
         if cached is not None:
             return cached
         if self.min_replicas > 1 and len(pod.owners) == 1:
-            if owner_counts.get(pod.owners[0].uid, 0) < self.min_replicas:
+            if handle.owner_counts_for(pod).get(pod.owners[0].uid, 0) < self.min_replicas:
                 return R_MIN_REPLICAS
         return self._age_reason(pod)
 

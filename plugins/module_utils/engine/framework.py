@@ -1,4 +1,15 @@
-"""The per-cycle state and the handle plugins work through (upstream's framework handle and pod evictor).
+"""The descheduler plugin contract (upstream pkg/framework/types), the registry of plugins, the per-cycle state and
+the handle plugins work through (upstream's framework handle and pod evictor).
+
+Extension points (docs/extending/add-a-descheduler-plugin.md):
+
+- ``deschedule`` / ``balance``: ``DeschedulePlugin`` / ``BalancePlugin``, a plugin module whose function of that name
+  runs once per cycle with the profile's (validated, defaulted) args and evicts through the handle;
+- ``filter`` / ``preevictionfilter``: ``FilterPlugin`` / ``PreEvictionFilterPlugin``, an object built once per
+  profile (``Registration.new``) whose method returns why a pod may not be evicted, or None. ``PluginHandle.filter``
+  runs the profile's Filter plugins in order, ``PluginHandle.pre_evict`` its PreEvictionFilter plugins.
+
+Every plugin is registered explicitly, one line each, in engine/plugins/__init__.py (upstream setupplugins.go).
 
 Dry-run semantics: an evicted pod disappears from every later view in the same cycle, and is never placed elsewhere;
 in a sampled cycle whose order lags (sampling.Order.lag_window) the latest evictions before a plugin starts are
@@ -10,24 +21,168 @@ latest evictions, the plugin's own included.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Collection, Iterable, Mapping, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Collection, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import (
-    R_NODE_FIT,
-    DefaultEvictor,
-    EvictionLimits,
-    LimitError,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import EvictionLimits, LimitError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import NodeUsage, fits_any_other_node
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import NodeUsage
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.sampling import DETERMINISTIC, Order
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
+DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER = "deschedule", "balance", "filter", "preevictionfilter"
 R_NO_UID = "no metadata.uid (the descheduler refuses to evict such a pod)"
 EVICTED = "evicted"
 NOT_EVICTED = "not-evicted"
 
+
+# --- the contract ---------------------------------------------------------------------------------------------------
+
+@runtime_checkable
+class DeschedulePlugin(Protocol):
+    """upstream DeschedulePlugin: evicts pods that break a rule, whatever the other nodes look like."""
+
+    def deschedule(self, handle: PluginHandle, args: dict[str, Any]) -> None:
+        ...
+
+
+@runtime_checkable
+class BalancePlugin(Protocol):
+    """upstream BalancePlugin: evicts pods to even out the cluster."""
+
+    def balance(self, handle: PluginHandle, args: dict[str, Any]) -> None:
+        ...
+
+
+@runtime_checkable
+class EvictorPlugin(Protocol):
+    """What every plugin built per profile (``Registration.new``, for filter / preevictionfilter) has: warnings the
+    plan shows once per cycle (e.g. data it would need and the snapshot lacks)."""
+
+    warnings: Sequence[str]
+
+
+@runtime_checkable
+class FilterPlugin(EvictorPlugin, Protocol):
+    """upstream EvictorPlugin.Filter: why the pod may not be evicted at all (None: it may). Runs on every candidate:
+    keep it cheap, cache per pod what never changes within the cycle."""
+
+    def filter(self, handle: PluginHandle, pod: Pod) -> Optional[str]:
+        ...
+
+
+@runtime_checkable
+class PreEvictionFilterPlugin(EvictorPlugin, Protocol):
+    """upstream EvictorPlugin.PreEvictionFilter: the last check before an eviction (None: evict)."""
+
+    def pre_eviction_filter(self, handle: PluginHandle, pod: Pod) -> Optional[str]:
+        ...
+
+
+# extension point → the protocol a plugin enabled there implements, and the method the cycle calls
+PROTOCOLS: dict[str, tuple[type, str]] = {
+    DESCHEDULE: (DeschedulePlugin, "deschedule"),
+    BALANCE: (BalancePlugin, "balance"),
+    FILTER: (FilterPlugin, "filter"),
+    PRE_EVICTION_FILTER: (PreEvictionFilterPlugin, "pre_eviction_filter"),
+}
+
+
+class BuildContext:
+    """What a filter plugin's factory may read: the snapshot, the cycle's time and the profile (name, args)."""
+
+    def __init__(self, snapshot: Snapshot, now: float, profile: Any) -> None:
+        self.snapshot = snapshot
+        self.now = now
+        self.profile = profile
+
+
+def no_defaults(args: dict) -> dict:
+    return args
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One plugin: upstream pluginregistry.Register(name, New, plugin, args, validator, defaulter).
+
+    ``plugin`` is the module implementing deschedule/balance; ``new(args, context)`` builds the profile's object
+    implementing filter/preevictionfilter. ``validate(args, field)`` raises PolicyError naming the field;
+    ``set_defaults(args)`` returns the args the plugin runs with (and the plan shows).
+    """
+
+    name: str
+    extension_points: tuple[str, ...]
+    validate: Callable[[dict, str], None]
+    set_defaults: Callable[[dict], dict] = no_defaults
+    plugin: Any = None
+    new: Optional[Callable[[Mapping[str, Any], BuildContext], Any]] = None
+    # what the policy loader also calls: warnings about args that upstream accepts (args, field) → messages, and
+    # the Volcano descheduler's (v0.27.1) stricter decoding of the args, for a policy Volcano runs
+    config_warnings: Optional[Callable[[Mapping[str, Any], str], list[str]]] = None
+    validate_volcano: Optional[Callable[[dict, str], None]] = None
+    # Volcano enables the plugin's PreEvictionFilter in every profile that enables it for balance (LoadAware)
+    pre_eviction_filter_with_balance: bool = False
+    # the simulation runs this plugin's Filter with the PreEvictionFilters, at eviction time (KubevirtMigrationAware:
+    # see engine/kubevirt_migration.py); the policy still enables it at the filter point
+    filter_at_eviction: bool = False
+    # where its checks run among the profile's Filter / PreEvictionFilter plugins (lower first, then profile order):
+    # DefaultEvictor's always come first
+    evictor_order: int = 0
+
+    def implements(self, point: str) -> bool:
+        return point in self.extension_points
+
+
+class Registry:
+    """Plugin name → Registration, in registration order."""
+
+    def __init__(self) -> None:
+        self._plugins: dict[str, Registration] = {}
+
+    def register(self, registration: Registration) -> None:
+        if registration.name in self._plugins:
+            raise ValueError(f"plugin {registration.name} is registered twice")
+        for point in registration.extension_points:
+            if point not in PROTOCOLS:
+                raise ValueError(f"plugin {registration.name}: unknown extension point {point}")
+        self._plugins[registration.name] = registration
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._plugins
+
+    def __getitem__(self, name: str) -> Registration:
+        return self._plugins[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._plugins)
+
+    def get(self, name: str) -> Optional[Registration]:
+        return self._plugins.get(name)
+
+    def lookup(self, name: Any, field: str) -> Registration:
+        """The registration, or the PolicyError naming the field, the value and the known plugins."""
+        found = self._plugins.get(name) if isinstance(name, str) else None
+        if found is None:
+            raise PolicyError(field, name, f"unknown plugin; known plugins: {', '.join(sorted(self._plugins))}")
+        return found
+
+
+Check = Callable[["PluginHandle", Pod], Optional[str]]
+
+
+class ProfileEvictor:
+    """A profile's Filter and PreEvictionFilter checks, in the order the cycle runs them (upstream evictorImpl):
+    bound methods of the plugins, looked up once (filter() runs for every candidate pod)."""
+
+    def __init__(self, filters: Sequence[Check], pre_eviction_filters: Sequence[Check],
+                 warnings: Sequence[str] = ()) -> None:
+        self.filters = tuple(filters)
+        self.pre_eviction_filters = tuple(pre_eviction_filters)
+        self.warnings = list(warnings)  # added to each cycle's warnings
+
+
+# --- the cycle ------------------------------------------------------------------------------------------------------
 
 class SparedPods:
     """Why considered pods were not evicted: reason → pod indices, first-seen order."""
@@ -100,20 +255,17 @@ class PluginHandle:
     """What one plugin of one profile sees: the node list, the evictor filters and the eviction call."""
 
     def __init__(self, state: CycleState, profile: str, plugin: str, extension_point: str,
-                 evictor: DefaultEvictor,
-                 extra_filters: Iterable[Callable[[PluginHandle, Pod], Optional[str]]] = ()) -> None:
+                 evictor: ProfileEvictor) -> None:
         self.state = state
         self.profile = profile
         self.plugin = plugin
         self.extension_point = extension_point
         self.evictor = evictor
-        self.extra_filters = list(extra_filters)
         self.evicted_count = 0
         # a lagging cycle: the latest pods evicted before this plugin started, still in its views
         window = state.order.lag_window
         self.still_listed: frozenset[int] = frozenset(list(state.evicted)[-window:]) if window else frozenset()
-        self._fit_candidates: Optional[list[Node]] = None
-        self._owner_counts_lag = bool(window) and evictor.min_replicas > 1  # filter() is hot: decide once
+        self._lagging = bool(window)
         self._still_listed_by_node: Optional[dict[str, list[Pod]]] = None
 
     @property
@@ -148,13 +300,13 @@ class PluginHandle:
         self.state.spared.add(pod, reason)
 
     def filter(self, pod: Pod, record: bool = True) -> bool:
-        """The profile's Filter (DefaultEvictor.Filter), recording why a pod is protected."""
-        counts = self.owner_counts_for(pod) if self._owner_counts_lag else self.state.owner_counts
-        reason = self.evictor.filter_reason(pod, counts)
-        if reason is not None:
-            if record:
-                self.spare(pod, reason)
-            return False
+        """The profile's Filter plugins (DefaultEvictor first), recording why a pod is protected."""
+        for check in self.evictor.filters:
+            reason = check(self, pod)
+            if reason is not None:
+                if record:
+                    self.spare(pod, reason)
+                return False
         return True
 
     def owner_counts_for(self, pod: Pod) -> Mapping[str, int]:
@@ -162,31 +314,20 @@ class PluginHandle:
         the latest evictions (seen on the real descheduler: LowNodeUtilization evicted a replica on one node and,
         on the next, still counted it and evicted a second one under minReplicas)."""
         state = self.state
-        if not self._owner_counts_lag or len(pod.owners) != 1:
+        if not self._lagging or len(pod.owners) != 1:
             return state.owner_counts
         uid = pod.owners[0].uid
         unseen = state.unseen_by_owner.get(uid, 0)
         return {uid: state.owner_counts.get(uid, 0) + unseen} if unseen else state.owner_counts
 
     def pre_evict(self, pod: Pod, record: bool = True) -> bool:
-        """The profile's PreEvictionFilter: nodeFit over the whole cluster, then namespaceLabelSelector."""
-        evictor = self.evictor
-        if evictor.node_fit:
-            if self._fit_candidates is None:  # ready nodes and the evictor's selector are fixed for the cycle
-                self._fit_candidates = [n for n in self.state.ready_nodes if matches(evictor.node_selector, n.labels)]
-            if not fits_any_other_node(pod, self._fit_candidates, self.state.usage):
-                if record:
-                    self.spare(pod, R_NODE_FIT)
-                return False
-        reason = evictor.namespace_reason(pod)
-        for extra in self.extra_filters:  # the profile's other PreEvictionFilter plugins
+        """The profile's PreEvictionFilter plugins (DefaultEvictor first: nodeFit, then namespaceLabelSelector)."""
+        for check in self.evictor.pre_eviction_filters:
+            reason = check(self, pod)
             if reason is not None:
-                break
-            reason = extra(self, pod)
-        if reason is not None:
-            if record:
-                self.spare(pod, reason)
-            return False
+                if record:
+                    self.spare(pod, reason)
+                return False
         return True
 
     def evict(self, pod: Pod, reason: str) -> str:

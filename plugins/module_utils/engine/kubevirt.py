@@ -21,6 +21,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics i
     UsageUnavailable,
     actual_for,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization as nu
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.lownodeutilization import (
+    compute_thresholds,
+)
 
 VIRT_LAUNCHER = ("kubevirt.io", "virt-launcher")
 VM_NAME_LABEL = "vm.kubevirt.io/name"
@@ -40,7 +44,7 @@ def vm_name(pod: Any) -> Optional[str]:
     return pod.labels.get(VM_NAME_LABEL) or pod.annotations.get(DOMAIN_ANNOTATION) or pod.name
 
 
-def annotate(plan: dict, snapshot: Any, policy: Optional[Mapping[str, Any]], policy_kind: str) -> None:
+def annotate(plan: dict, snapshot: Any, operator_mode: Optional[str]) -> None:
     """Mark VM evictions, count them in the summary, and add the soft tainter's intended taints."""
     vms = 0
     for entry in plan["evictions"]:
@@ -50,8 +54,7 @@ def annotate(plan: dict, snapshot: Any, policy: Optional[Mapping[str, Any]], pol
             entry["vm"] = {"name": name, "action": "live-migrate"}
             vms += 1
     plan["summary"]["vms_to_migrate"] = vms
-    mode = (policy or {}).get("mode") if policy_kind == "KubeDescheduler" else None
-    taints = soft_taints(plan, snapshot, mode)
+    taints = soft_taints(plan, snapshot, operator_mode)
     if taints is not None:
         plan["soft_taints"] = taints
 
@@ -93,11 +96,6 @@ def soft_taints(plan: dict, snapshot: Any, mode: Optional[str]) -> Optional[dict
 
 
 def _wanted_taints(nodes: list, percents: Mapping[str, int], args: Mapping[str, Any]) -> dict[str, list[dict]]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization as nu
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.lownodeutilization import (
-        compute_thresholds,
-    )
-
     low = {str(k): float(v) for k, v in (args.get("thresholds") or {}).items()}
     high = {str(k): float(v) for k, v in (args.get("targetThresholds") or {}).items()}
     infos = [nu.NodeInfo(n, {METRIC: percents[n.name]}, {METRIC: 100}, {METRIC: float(percents[n.name])})

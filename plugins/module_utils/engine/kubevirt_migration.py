@@ -8,14 +8,15 @@ The plugin (openshift-virtualization/kubevirt-descheduler-plugins) finds a virt-
   doubled for each further completion in migrationHistoryWindow (its history is seeded from Succeeded VMIMs), capped
   at maxMigrationCooldown.
 
-A pod without the annotation, or whose VMI is not in the snapshot, passes (the plugin fails open too). Both checks
-run here as pre-eviction checks; for LowNodeUtilization, the only plugin of the profile, the result is the same.
+A pod without the annotation, or whose VMI is not in the snapshot, passes (the plugin fails open too). It is registered
+in engine/plugins/__init__.py as a Filter and PreEvictionFilter plugin; its Filter runs with the PreEvictionFilters
+(``filter_at_eviction``), at eviction time: for LowNodeUtilization, the only plugin of the profile, the result is the
+same, and the pods it spares keep the reason they had.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import parse_go_duration
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
@@ -122,26 +123,29 @@ def cooldown_check(handle: Any, pod: Any, records: MigrationRecords, args: dict[
     return None
 
 
-def checks_for(profile: Any, snapshot: Any) -> list[Callable[[Any, Any], Optional[str]]]:
-    """The profile's KubevirtMigrationAware checks as pre-eviction checks (handle, pod) → reason or None."""
-    in_filter, in_pre = NAME in profile.filters, NAME in profile.pre_eviction_filters
-    if not (in_filter or in_pre):
-        return []
-    records = MigrationRecords(snapshot.kubevirt_objects)
-    checks: list[Callable[[Any, Any], Optional[str]]] = []
-    if in_filter:
-        checks.append(functools.partial(in_progress_check, records=records))
-    if in_pre:
-        args = durations(profile.args.get(NAME) or {}, f"profile {profile.name} {NAME}")
-        checks.append(functools.partial(cooldown_check, records=records, args=args))
-    return checks
+def validate(args: Mapping[str, Any], field: str) -> None:
+    """upstream's validation; the defaults apply when the plugin is built (the plan shows the args as given)."""
+    durations(args, field)
 
 
-def warning_for(profile: Any, snapshot: Any) -> Optional[str]:
-    if NAME not in profile.filters and NAME not in profile.pre_eviction_filters:
-        return None
-    if not any(o.get("kind") == "VirtualMachineInstance" for o in snapshot.kubevirt_objects):
-        return (f"profile {profile.name}: {NAME} found no VirtualMachineInstance in the snapshot: migrations in "
-                "progress and cooldowns are unknown, so every VM is treated as evictable (record the VMIs and "
-                "VirtualMachineInstanceMigrations with the snapshot)")
-    return None
+def new(args: Mapping[str, Any], context: Any) -> KubevirtMigrationAware:
+    """The profile's plugin (context: framework.BuildContext)."""
+    return KubevirtMigrationAware(args, context.snapshot, context.profile.name)
+
+
+class KubevirtMigrationAware:
+    """Filter: a migration in progress; PreEvictionFilter: the cooldown after the last one."""
+
+    def __init__(self, args: Mapping[str, Any], snapshot: Any, profile: str) -> None:
+        self.records = MigrationRecords(snapshot.kubevirt_objects)
+        self.args = durations(args or {}, f"profile {profile} {NAME}")
+        self.warnings = [] if self.records.vmis else [
+            f"profile {profile}: {NAME} found no VirtualMachineInstance in the snapshot: migrations in progress and "
+            "cooldowns are unknown, so every VM is treated as evictable (record the VMIs and "
+            "VirtualMachineInstanceMigrations with the snapshot)"]
+
+    def filter(self, handle: Any, pod: Any) -> Optional[str]:
+        return in_progress_check(handle, pod, self.records)
+
+    def pre_eviction_filter(self, handle: Any, pod: Any) -> Optional[str]:
+        return cooldown_check(handle, pod, self.records, self.args)

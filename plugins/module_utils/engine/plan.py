@@ -21,35 +21,44 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
 FORMAT_VERSION = 1
-POLICY_KINDS = ("DeschedulerPolicy", "KubeDescheduler")
 UTILIZATION_RESOURCES = ("cpu", "memory", "pods")
 MAX_EXAMPLES = 5
 
 
-def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: Mapping[str, Any],
-                 now: Union[datetime, str, None] = None, policy_kind: str = "DeschedulerPolicy",
-                 prometheus_url: Optional[str] = None, samples: int = 1, seed: Optional[int] = None,
-                 placement: Any = None) -> dict:
-    """Simulate one --dry-run descheduling cycle and describe it.
-
-    With ``samples`` > 1 the cycle is also run in samples-1 orders upstream could use (engine/sampling.py): the plan
-    stays the deterministic one, each eviction gains its ``frequency`` and the plan a ``sampling`` block.
-    """
-    moment = _now(now)
-    samples, seed = sampling.check_sampling(samples, seed)
+def prepare_snapshot(objects: Union[Iterable[Mapping[str, Any]], Snapshot], placement: Any = None) -> Snapshot:
+    """The snapshot to plan on; placement also records the objects, as it reads fields the slim model drops
+    (scheduler/placement.py)."""
+    if isinstance(objects, Snapshot):
+        return objects
     with gc_paused():
-        if placement is not None and not isinstance(objects, Snapshot):
-            objects = list(objects)  # placement also reads fields the slim model drops (scheduler/placement.py)
+        if placement is not None:
+            objects = list(objects)
             placement.record_objects(objects)
-        snapshot = objects if isinstance(objects, Snapshot) else Snapshot(objects)
-        document = policy_document(policy, policy_kind, snapshot, prometheus_url)
-        loaded = load_policy(document, snapshot.priority_classes)
+        return Snapshot(objects)
+
+
+def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: Mapping[str, Any],
+                 now: Union[datetime, str, None] = None, samples: int = 1, seed: Optional[int] = None,
+                 placement: Any = None, policy_source: str = "DeschedulerPolicy",
+                 operator_mode: Optional[str] = None) -> dict:
+    """Simulate one --dry-run descheduling cycle of the DeschedulerPolicy ``policy`` and describe it.
+
+    ``policy_source`` names where the policy came from (a KubeDescheduler is rendered into a policy first:
+    kubedescheduler/planning.py) and ``operator_mode`` is that KubeDescheduler's mode (it decides the soft tainter's
+    taints). With ``samples`` > 1 the cycle is also run in samples-1 orders upstream could use (engine/sampling.py):
+    the plan stays the deterministic one, each eviction gains its ``frequency`` and the plan a ``sampling`` block.
+    """
+    moment = moment_of(now)
+    samples, seed = sampling.check_sampling(samples, seed)
+    snapshot = prepare_snapshot(objects, placement)
+    with gc_paused():
+        loaded = load_policy(policy, snapshot.priority_classes)
         actual_for(snapshot, moment).use_policy(loaded.document)  # which metrics clients upstream builds
         before = _usage_by_node(snapshot, None)
         evictors: dict = {}
         state, skipped = run_cycle(snapshot, loaded, moment, evictors=evictors)
-        plan = _describe(snapshot, loaded, policy_kind, moment, state, skipped, before)
-        kubevirt.annotate(plan, snapshot, policy, policy_kind)  # VMs that will live-migrate, soft taints
+        plan = _describe(snapshot, loaded, policy_source, moment, state, skipped, before)
+        kubevirt.annotate(plan, snapshot, operator_mode)  # VMs that will live-migrate, soft taints
         if samples > 1:
             tally = sample_cycles(snapshot, loaded, moment, samples, seed, state, evictors)
             sampling.annotate(plan["evictions"], tally)
@@ -59,35 +68,8 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
         return plan
 
 
-def policy_document(policy: Mapping[str, Any], policy_kind: str, snapshot: Snapshot,
-                    prometheus_url: Optional[str] = None) -> Mapping[str, Any]:
-    if policy_kind not in POLICY_KINDS:
-        raise PolicyError("policy_kind", policy_kind, "must be DeschedulerPolicy or KubeDescheduler")
-    if policy_kind == "DeschedulerPolicy":
-        return policy
-    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import KubeDeschedulerError
-    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
-    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import spec_of
-
-    spec = spec_of(policy)
-    if not isinstance(spec, Mapping):
-        raise PolicyError("kubedescheduler", spec, "expected a KubeDescheduler spec mapping")
-    kwargs: dict[str, Any] = {"namespaces": sorted(snapshot.namespaces) or _pod_namespaces(snapshot)}
-    if prometheus_url:
-        kwargs["prometheus_url"] = prometheus_url
-    try:
-        return render_policy(dict(spec), **kwargs)
-    except KubeDeschedulerError as exc:
-        field = getattr(exc, "field", "spec")
-        raise PolicyError(f"kubedescheduler.{field}" if not str(field).startswith("spec") else field,
-                          getattr(exc, "value", None), str(exc)) from exc
-
-
-def _pod_namespaces(snapshot: Snapshot) -> list[str]:
-    return sorted({p.namespace for p in snapshot.pods})
-
-
-def _now(now: Union[datetime, str, None]) -> float:
+def moment_of(now: Union[datetime, str, None]) -> float:
+    """``now`` (an RFC3339 time, a datetime, or None for the current time) in epoch seconds."""
     if now is None:
         return datetime.now(UTC).timestamp()
     try:
@@ -123,13 +105,13 @@ def _percent(used: Mapping[str, int], allocatable: Mapping[str, int]) -> dict[st
     return result
 
 
-def _describe(snapshot: Snapshot, policy: Policy, policy_kind: str, now: float, state: CycleState,
+def _describe(snapshot: Snapshot, policy: Policy, policy_source: str, now: float, state: CycleState,
               skipped: Optional[str], before: dict) -> dict:
     after = _usage_by_node(snapshot, state)
     return {
         "format_version": FORMAT_VERSION,
         "now": datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "policy_source": policy_kind,
+        "policy_source": policy_source,
         "policy": policy.document,
         "cycle": {"skipped": skipped is not None, "skip_reason": skipped, "nodes": [n.name for n in state.nodes]},
         "evictions": state.evictions,

@@ -3,7 +3,7 @@
 1. The top level is decoded non-strictly (unknown keys dropped, reported as warnings); plugin args strictly.
 2. Each plugin's validator runs on its args before defaults; 3. defaults; 4. DefaultEvictor inserted per profile
 with priorityThreshold resolved to a value; 5. every enabled plugin must exist, implement the extension point and
-have a pluginConfig entry.
+have a pluginConfig entry. Plugins are looked up in the registry (engine/plugins/__init__.py), never by module name.
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine import evictor as default_evictor
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubevirt_migration
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import parse_selector_string
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import REGISTRY
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.nodeutilization_metrics import (
+    REQUESTS,
+    SOURCES,
+)
 
 API_VERSION = "descheduler/v1alpha2"
 ADDON_POLICY_KEY = "deschedulerPolicy"  # where the Huawei CCE Volcano add-on configuration holds the policy
@@ -29,8 +32,8 @@ TOP_LEVEL_FIELDS = (
 EXTENSION_POINTS = ("presort", "sort", "deschedule", "balance", "filter", "preevictionfilter")
 MAX_PRIORITY_THRESHOLD = 2_000_000_000
 MIN_INT32 = -(2**31)
-# Plugins of the OpenShift fork that upstream does not have: simulated in engine/kubevirt_migration.py.
-FORK_FILTER_PLUGINS = ("KubevirtMigrationAware",)
+# metricsProviders[].source: the registered metrics sources that read actual usage
+PROVIDER_SOURCES = tuple(name for name in SOURCES if name != REQUESTS)
 
 
 @dataclass
@@ -110,7 +113,7 @@ def _validate_volcano(profiles: list[Profile]) -> None:
     upstream v0.27.1's plugins: each plugin's ``validate_volcano`` refuses what that version does not know."""
     for index, profile in enumerate(profiles):
         for name, args in profile.args.items():
-            check = getattr(REGISTRY.get(name), "validate_volcano", None)
+            check = REGISTRY[name].validate_volcano
             if check is not None:
                 check(args, f"policy.profiles[{index}].pluginConfig[{name}].args")
 
@@ -169,8 +172,8 @@ def _metrics_providers(document: Mapping[str, Any]) -> list[dict]:
     for index, provider in enumerate(providers):
         where = f"policy.metricsProviders[{index}]"
         source = (provider or {}).get("source")
-        if source not in ("KubernetesMetrics", "Prometheus"):
-            raise PolicyError(f"{where}.source", source, "must be KubernetesMetrics or Prometheus")
+        if source not in PROVIDER_SOURCES:
+            raise PolicyError(f"{where}.source", source, f"must be {' or '.join(PROVIDER_SOURCES)}")
         if source in seen:
             raise PolicyError(f"{where}.source", source, "each metrics source can be configured only once")
         seen.add(source)
@@ -226,35 +229,22 @@ def _plugin_configs(configs: Any, where: str, warnings: list[str]) -> dict[str, 
     for index, config in enumerate(configs):
         entry = f"{where}[{index}]"
         name = (config or {}).get("name") if isinstance(config, Mapping) else None
-        if name != default_evictor.NAME and name not in REGISTRY and name not in FORK_FILTER_PLUGINS:
-            known = ", ".join(sorted([default_evictor.NAME, *REGISTRY]))
-            raise PolicyError(f"{entry}.name", name, f"unknown plugin; known plugins: {known}")
+        registration = REGISTRY.lookup(name, f"{entry}.name")
         args = config.get("args")
         args = {} if args is None else args
         if not isinstance(args, Mapping):
             raise PolicyError(f"{entry}.args", args, "expected a mapping of plugin arguments")
         args = copy.deepcopy(dict(args))
         # upstream validates every entry, duplicates included, but builds the plugin from the first one
-        if name == default_evictor.NAME:
-            default_evictor.validate_args(args, f"{entry}.args")
-            _warn_evictor_node_selector(args, f"{entry}.args", warnings)
-        elif name in REGISTRY:
-            REGISTRY[name].validate(args, f"{entry}.args")
-            args = REGISTRY[name].set_defaults(args)
-        elif name == kubevirt_migration.NAME:
-            kubevirt_migration.durations(args, f"{entry}.args")  # upstream's validation; defaults apply at run
+        registration.validate(args, f"{entry}.args")
+        if registration.config_warnings is not None:
+            warnings += registration.config_warnings(args, f"{entry}.args")
+        args = registration.set_defaults(args)
         if name in result:
             warnings.append(f"{entry}: second pluginConfig for {name} ignored")
             continue
         result[name] = args
     return result
-
-
-def _warn_evictor_node_selector(args: Mapping[str, Any], where: str, warnings: list[str]) -> None:
-    error = default_evictor.node_selector_error(args)
-    if error is not None:
-        effect = "every pod fails nodeFit, as upstream" if args.get("nodeFit") else "unused without nodeFit"
-        warnings.append(f"{where}.nodeSelector: {error} ({effect})")
 
 
 def _plugin_sets(plugins: Any, where: str, warnings: list[str]) -> dict[str, list[str]]:
@@ -306,7 +296,9 @@ def _insert_default_evictor(profile: Profile, priority_classes: Mapping[str, int
 def _add_balance_filters(profile: Profile) -> None:
     """Volcano's descheduler appends LoadAware to preEvictionFilter of each profile enabling it for balance."""
     for name in profile.balance:
-        if getattr(REGISTRY.get(name), "PRE_EVICTION_FILTER", False) and name not in profile.pre_eviction_filters:
+        registration = REGISTRY.get(name)
+        if registration is not None and registration.pre_eviction_filter_with_balance \
+                and name not in profile.pre_eviction_filters:
             profile.pre_eviction_filters.append(name)
 
 
@@ -315,15 +307,8 @@ def _check_enabled(profile: Profile, where: str) -> None:
               ("preevictionfilter", profile.pre_eviction_filters))
     for point, names in points:
         for name in names:
-            is_filter = name == default_evictor.NAME or name in FORK_FILTER_PLUGINS
-            if name not in REGISTRY and not is_filter:
-                raise PolicyError(f"{where}.plugins.{point}.enabled", name, "unknown plugin")
-            if point == "preevictionfilter" and getattr(REGISTRY.get(name), "PRE_EVICTION_FILTER", False):
-                implements = True
-            else:
-                implements = is_filter if point in ("filter", "preevictionfilter") else (
-                    name in REGISTRY and REGISTRY[name].EXTENSION_POINT == point)
-            if not implements:
+            registration = REGISTRY.lookup(name, f"{where}.plugins.{point}.enabled")
+            if not registration.implements(point):
                 raise PolicyError(f"{where}.plugins.{point}.enabled", name,
                                   f"plugin {name} does not implement the {point} extension point")
             if name not in profile.args:

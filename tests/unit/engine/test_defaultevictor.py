@@ -20,7 +20,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor i
     effective_protections,
     validate_args,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState, PluginHandle
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import (
+    CycleState,
+    PluginHandle,
+    ProfileEvictor,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
@@ -69,7 +73,8 @@ def handle_for(objects: list, evictor_args: Optional[dict] = None) -> PluginHand
     profile = loaded.profiles[0]
     evictor = DefaultEvictor(profile.args[evictor_module.NAME], profile.priority_threshold, snapshot, NOW_TS)
     state = CycleState(snapshot, NOW_TS, snapshot.sorted_nodes(), EvictionLimits(None, None, None))
-    return PluginHandle(state, profile.name, "test", "Deschedule", evictor)
+    return PluginHandle(state, profile.name, "test", "Deschedule",
+                        ProfileEvictor([evictor.filter], [evictor.pre_eviction_filter]))
 
 
 def pod_in(handle: PluginHandle, name: str, namespace: str = "default"):

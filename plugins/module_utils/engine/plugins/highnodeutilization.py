@@ -32,7 +32,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.l
 )
 
 NAME = "HighNodeUtilization"
-EXTENSION_POINT = "balance"
 ARG_FIELDS = ("thresholds", "numberOfNodes", "evictableNamespaces", "evictionModes")
 ONLY_THRESHOLDING = "OnlyThresholdingResources"
 VOLCANO = "volcano"
@@ -62,7 +61,7 @@ def set_defaults(args: dict) -> dict:
     return args
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def balance(handle: PluginHandle, args: dict[str, Any]) -> None:
     thresholds = {str(k): float(v) for k, v in args["thresholds"].items()}
     resources = nu.resources_for(thresholds)
     infos = nu.node_infos(handle, resources)

@@ -38,8 +38,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicate
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled, value
 
 NAME = "LoadAware"
-EXTENSION_POINT = "balance"
-PRE_EVICTION_FILTER = True  # Volcano adds LoadAware to the preEvictionFilter of each profile balancing with it
 ARG_FIELDS = (
     "useDeviationThresholds", "thresholds", "targetThresholds", "numberOfNodes", "nodeSelector",
     "evictLocalStoragePods", "evictSystemCriticalPods", "ignorePvcPods", "evictFailedBarePods", "labelSelector",
@@ -352,7 +350,7 @@ def _filled_thresholds(args: Mapping[str, Any], deviation: bool) -> tuple[dict[s
     return low, high
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def balance(handle: PluginHandle, args: dict[str, Any]) -> None:
     deviation = bool(args.get("useDeviationThresholds"))
     low, high = _filled_thresholds(args, deviation)
     extended = sorted(r for r in low if r not in BASIC)
@@ -530,18 +528,31 @@ def _record_reading(handle: PluginHandle, source: UsageSource, loads: Iterable[N
 
 # --- PreEvictionFilter ----------------------------------------------------------------------------------------------
 
-def pre_eviction_filter(handle: PluginHandle, pod: Pod, args: Mapping[str, Any]) -> Optional[str]:
-    """Why LoadAware's PreEvictionFilter refuses the pod (any plugin of the profile), or None."""
-    if not args.get("nodeFit"):
-        return None
-    try:
-        selector = parse_selector_string(str(args.get("nodeSelector") or ""), "nodeSelector")
-    except (PolicyError, ValueError):
-        return "LoadAware nodeFit: its nodeSelector does not parse, so no ready node is listed"
-    over = cycle_load(handle).over
-    candidates = [n for n in handle.state.ready_nodes if matches(selector, n.labels)
-                  and not over.get(n.name, set()) & {"cpu", "memory"}]
-    if fits_any_other_node(pod, candidates, handle.state.usage):
-        return None
-    return ("LoadAware nodeFit: no other ready node fits it (selector, taints, requests) and is under its "
-            "LoadAware target")
+def new(args: Mapping[str, Any], context: Any) -> LoadAwareFilter:
+    """The profile's LoadAware PreEvictionFilter (context: framework.BuildContext)."""
+    return LoadAwareFilter(args)
+
+
+class LoadAwareFilter:
+    """LoadAware's PreEvictionFilter, which Volcano enables in each profile balancing with LoadAware."""
+
+    def __init__(self, args: Mapping[str, Any]) -> None:
+        self.args = args
+        self.warnings: tuple[str, ...] = ()  # the balance plugin reports missing data
+
+    def pre_eviction_filter(self, handle: PluginHandle, pod: Pod) -> Optional[str]:
+        """Why LoadAware's PreEvictionFilter refuses the pod (any plugin of the profile), or None."""
+        args = self.args
+        if not args.get("nodeFit"):
+            return None
+        try:
+            selector = parse_selector_string(str(args.get("nodeSelector") or ""), "nodeSelector")
+        except (PolicyError, ValueError):
+            return "LoadAware nodeFit: its nodeSelector does not parse, so no ready node is listed"
+        over = cycle_load(handle).over
+        candidates = [n for n in handle.state.ready_nodes if matches(selector, n.labels)
+                      and not over.get(n.name, set()) & {"cpu", "memory"}]
+        if fits_any_other_node(pod, candidates, handle.state.usage):
+            return None
+        return ("LoadAware nodeFit: no other ready node fits it (selector, taints, requests) and is under its "
+                "LoadAware target")

@@ -14,7 +14,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins i
 NAME = "LowNodeUtilization"
 # node classes recorded in the plan (docs/plan-format.md)
 UNDER, OVER, APPROPRIATE = "underutilized", "overutilized", "appropriate"
-EXTENSION_POINT = "balance"
 ARG_FIELDS = (
     "useDeviationThresholds", "thresholds", "targetThresholds", "numberOfNodes", "evictableNamespaces",
     "metricsUtilization", "evictionLimits",
@@ -55,7 +54,7 @@ def validate(args: dict, field: str) -> None:
 def _validate_metrics(args: dict, field: str, thresholds: dict) -> None:
     """ValidateLowNodeUtilizationArgs plus the Prometheus checks upstream makes when it builds the plugin.
 
-    Upstream doesn't check the source name itself: an unknown source makes every run fail instead (see run).
+    Upstream doesn't check the source name itself: an unknown source makes every run fail instead (see balance).
     """
     metrics = args.get("metricsUtilization")
     if metrics is None:
@@ -133,7 +132,7 @@ def classify(handle: PluginHandle, infos: list[nu.NodeInfo],
     return under, over
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def balance(handle: PluginHandle, args: dict[str, Any]) -> None:
     mode, problem = num.metrics_source(args)
     if problem is not None:
         handle.error(problem)
@@ -141,7 +140,8 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
     low = {str(k): float(v) for k, v in args["thresholds"].items()}
     high = {str(k): float(v) for k, v in args["targetThresholds"].items()}
     # Prometheus mode reads only MetricResource; the other modes always add cpu, memory and pods
-    resources = [nu.METRIC_RESOURCE] if mode == num.PROMETHEUS else nu.resources_for(low)
+    source = num.SOURCES[mode]
+    resources = source.resources(list(low))
     try:
         reader = num.usage_reader(handle, mode, args, resources)
         infos = nu.node_infos(handle, resources, reader)
@@ -150,7 +150,7 @@ def run(handle: PluginHandle, args: dict[str, Any]) -> None:
         return
     thresholds = compute_thresholds(infos, low, high, bool(args.get("useDeviationThresholds")))
     under, over = classify(handle, infos, thresholds)
-    if mode != num.REQUESTS:
+    if source.records_reading:
         _record_reading(handle, reader, infos, thresholds)
     if not under or len(under) <= int(args.get("numberOfNodes") or 0) or len(under) == len(infos) or not over:
         return

@@ -20,7 +20,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicate
 )
 
 NAME = "RemovePodsViolatingNodeAffinity"
-EXTENSION_POINT = "deschedule"
 ARG_FIELDS = ("nodeAffinityType", "namespaces", "labelSelector")
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -31,7 +30,7 @@ def validate(args: dict, field: str) -> None:
     types = reader.string_list("nodeAffinityType")
     if not types:
         raise PolicyError(f"{field}.nodeAffinityType", types, f"must list {REQUIRED} and/or {PREFERRED}")
-    # other values pass validation upstream: the plugin logs "Invalid nodeAffinityType" and skips them (see run)
+    # other values pass validation upstream: the plugin logs "Invalid nodeAffinityType" and skips them (see deschedule)
     reader.namespaces()
     reader.label_selector()
 
@@ -40,7 +39,7 @@ def set_defaults(args: dict) -> dict:
     return args
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
     reader = ArgsReader(args, NAME, ARG_FIELDS)
     include, exclude = reader.namespaces()
     selector, use_selector = optional_label_selector(reader)

@@ -16,7 +16,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.c
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import tolerates_taint
 
 NAME = "RemovePodsViolatingNodeTaints"
-EXTENSION_POINT = "deschedule"
 ARG_FIELDS = ("namespaces", "labelSelector", "includePreferNoSchedule", "excludedTaints", "includedTaints")
 
 
@@ -62,7 +61,7 @@ def relevant_taints(taints: list[dict], args: dict) -> list[dict]:
     return result
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
     reader = ArgsReader(args, NAME, ARG_FIELDS)
     include, exclude = reader.namespaces()
     selector, use_selector = optional_label_selector(reader)

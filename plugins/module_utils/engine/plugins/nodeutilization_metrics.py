@@ -1,7 +1,8 @@
 """Where LowNodeUtilization's usage comes from (upstream usageclients.go): requests, the metrics API or Prometheus.
 
-Each ``UsageReader`` answers the two questions upstream's usageClient answers: how much a node uses (read once per
-run, before classification) and how much evicting one pod frees. The numbers come from engine/metrics.py.
+Each ``UsageReader`` answers the two questions upstream's usageClient answers (engine/metrics_source.py
+``UsageClient``): how much a node uses (read once per run, before classification) and how much evicting one pod
+frees. The numbers come from engine/metrics.py. Each source is registered below, one line each (``SOURCES``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics i
     METRIC_RESOURCE,
     ActualUsage,
     UsageUnavailable,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics_source import (
+    MetricsSource,
+    MetricsSources,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
@@ -27,10 +32,10 @@ def metrics_source(args: Mapping[str, Any]) -> tuple[str, Optional[str]]:
     if metrics is None:
         return REQUESTS, None
     source = metrics.get("source") or ""
-    if metrics.get("metricsServer") or source == KUBERNETES_METRICS:
+    if metrics.get("metricsServer"):
         return KUBERNETES_METRICS, None  # metricsServer: true is the deprecated spelling of KubernetesMetrics
-    if source == PROMETHEUS:
-        return PROMETHEUS, None
+    if source in SOURCES and source != REQUESTS:
+        return source, None
     if source:
         return REQUESTS, (f"error initializing usage client: unrecognized metrics source {source!r}: upstream fails "
                           "every run of the plugin (use KubernetesMetrics or Prometheus)")
@@ -119,22 +124,46 @@ class PrometheusReader(UsageReader):
 
 def usage_reader(handle: PluginHandle, mode: str, args: Mapping[str, Any], resources: list[str]) -> UsageReader:
     """The reader for this run; raises UsageUnavailable with upstream's message when the source is missing."""
-    if mode == REQUESTS:
-        return UsageReader(handle, resources)
+    return SOURCES[mode].new(handle, args, resources)
+
+
+def requests_reader(handle: PluginHandle, args: Mapping[str, Any], resources: list[str]) -> UsageReader:
+    return UsageReader(handle, resources)
+
+
+def kubernetes_metrics_reader(handle: PluginHandle, args: Mapping[str, Any], resources: list[str]) -> UsageReader:
     actual = actual_usage(handle)
-    if mode == KUBERNETES_METRICS:
-        if actual.collector_enabled is False:
-            raise UsageUnavailable("error initializing usage client: metrics client not initialized (add "
-                                   "metricsProviders: [{source: KubernetesMetrics}] to the policy)")
-        if actual.metrics_api_problem:
-            raise UsageUnavailable(f"error getting node usage: {actual.metrics_api_problem}")
-        if not actual.kubernetes_metrics:
-            raise UsageUnavailable("error getting node usage: no NodeMetrics: record the metrics.k8s.io/v1beta1 "
-                                   "NodeMetrics and PodMetrics next to the snapshot (metrics_record), or plan a "
-                                   "live cluster whose metrics API is served")
-        return KubernetesMetricsReader(handle, resources, actual)
+    if actual.collector_enabled is False:
+        raise UsageUnavailable("error initializing usage client: metrics client not initialized (add "
+                               "metricsProviders: [{source: KubernetesMetrics}] to the policy)")
+    if actual.metrics_api_problem:
+        raise UsageUnavailable(f"error getting node usage: {actual.metrics_api_problem}")
+    if not actual.kubernetes_metrics:
+        raise UsageUnavailable("error getting node usage: no NodeMetrics: record the metrics.k8s.io/v1beta1 "
+                               "NodeMetrics and PodMetrics next to the snapshot (metrics_record), or plan a "
+                               "live cluster whose metrics API is served")
+    return KubernetesMetricsReader(handle, resources, actual)
+
+
+def prometheus_reader(handle: PluginHandle, args: Mapping[str, Any], resources: list[str]) -> UsageReader:
+    actual = actual_usage(handle)
     if actual.prometheus_configured is False:
         raise UsageUnavailable("error initializing usage client: prometheus client not initialized (add "
                                "metricsProviders: [{source: Prometheus, prometheus: {url: ...}}] to the policy)")
     query = ((args.get("metricsUtilization") or {}).get("prometheus") or {}).get("query") or ""
     return PrometheusReader(handle, query, actual)
+
+
+def with_basic_resources(thresholds: list[str]) -> list[str]:
+    """The threshold resources, then cpu, memory and pods, which requests and the metrics API always compare."""
+    return list(dict.fromkeys([*thresholds, *ACTUAL_RESOURCES]))
+
+
+def metric_resource_only(thresholds: list[str]) -> list[str]:
+    return [METRIC_RESOURCE]
+
+
+SOURCES = MetricsSources()
+SOURCES.register(MetricsSource(REQUESTS, requests_reader, with_basic_resources, records_reading=False))
+SOURCES.register(MetricsSource(KUBERNETES_METRICS, kubernetes_metrics_reader, with_basic_resources))
+SOURCES.register(MetricsSource(PROMETHEUS, prometheus_reader, metric_resource_only))

@@ -20,7 +20,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.c
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import anti_affinity_namespaces
 
 NAME = "RemovePodsViolatingInterPodAntiAffinity"
-EXTENSION_POINT = "deschedule"
 ARG_FIELDS = ("namespaces", "labelSelector")
 
 
@@ -131,7 +130,7 @@ class Partners:
         return by_value
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
     reader = ArgsReader(args, NAME, ARG_FIELDS)
     include, exclude = reader.namespaces()
     selector, use_selector = optional_label_selector(reader)

@@ -16,7 +16,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.c
 )
 
 NAME = "PodLifeTime"
-EXTENSION_POINT = "deschedule"
 ARG_FIELDS = (
     "maxPodLifeTimeSeconds", "states", "conditions", "exitCodes", "ownerKinds", "includingInitContainers",
     "includingEphemeralContainers", "namespaces", "labelSelector",
@@ -115,7 +114,7 @@ def _owner_kinds_ok(pod: Pod, owner_kinds: dict) -> bool:
     return True
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
     reader = ArgsReader(args, NAME, ARG_FIELDS)
     now = handle.now
     max_age = args.get("maxPodLifeTimeSeconds")

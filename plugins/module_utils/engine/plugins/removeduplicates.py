@@ -21,7 +21,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicate
 )
 
 NAME = "RemoveDuplicates"
-EXTENSION_POINT = "balance"
 ARG_FIELDS = ("namespaces", "excludeOwnerKinds")
 DO_NOT_SCHEDULE_EFFECTS = {"NoSchedule", "NoExecute"}
 
@@ -72,7 +71,7 @@ class TargetNodes:
         return matching if len(matching) > 1 else frozenset()
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def balance(handle: PluginHandle, args: dict[str, Any]) -> None:
     reader = ArgsReader(args, NAME, ARG_FIELDS)
     include, exclude = reader.namespaces()
     excluded_kinds = set(args.get("excludeOwnerKinds") or [])

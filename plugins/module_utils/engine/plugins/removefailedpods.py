@@ -15,7 +15,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.c
 )
 
 NAME = "RemoveFailedPods"
-EXTENSION_POINT = "deschedule"
 ARG_FIELDS = (
     "minPodLifetimeSeconds", "excludeOwnerKinds", "reasons", "exitCodes", "includingInitContainers", "namespaces",
     "labelSelector",
@@ -40,7 +39,7 @@ def set_defaults(args: dict) -> dict:
     return args
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
     reader = ArgsReader(args, NAME, ARG_FIELDS)
     now = handle.now
     min_lifetime = int(args.get("minPodLifetimeSeconds") or 0)

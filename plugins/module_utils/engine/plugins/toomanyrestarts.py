@@ -15,7 +15,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.c
 )
 
 NAME = "RemovePodsHavingTooManyRestarts"
-EXTENSION_POINT = "deschedule"
 ARG_FIELDS = ("podRestartThreshold", "includingInitContainers", "states", "namespaces", "labelSelector")
 ALLOWED_STATES = ("Running", "CrashLoopBackOff")
 
@@ -49,7 +48,7 @@ def _in_states(pod: Pod, states: set, including_init: bool) -> bool:
     return any(c.waiting_reason in states for c in containers)
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
     reader = ArgsReader(args, NAME, ARG_FIELDS)
     threshold = int(args["podRestartThreshold"])
     including_init = bool(args.get("includingInitContainers"))

@@ -32,7 +32,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicate
 )
 
 NAME = "RemovePodsViolatingTopologySpreadConstraint"
-EXTENSION_POINT = "balance"
 ARG_FIELDS = ("namespaces", "labelSelector", "constraints", "topologyBalanceNodeFit")
 ALLOWED_CONSTRAINTS = ("DoNotSchedule", "ScheduleAnyway")
 DO_NOT_SCHEDULE_EFFECTS = {"NoSchedule", "NoExecute"}
@@ -230,7 +229,7 @@ class _Run:
         return groups
 
 
-def run(handle: PluginHandle, args: dict[str, Any]) -> None:
+def balance(handle: PluginHandle, args: dict[str, Any]) -> None:
     reader = ArgsReader(args, NAME, ARG_FIELDS)
     include, exclude = reader.namespaces()
     selector, use_selector = optional_label_selector(reader)

@@ -1,5 +1,8 @@
 """Scheduler profiles (the default one, or a KubeSchedulerConfiguration's) and one scheduling cycle: filters in
-order, the number of feasible nodes upstream looks for, scores normalized and weighted, ties kept."""
+order, the number of feasible nodes upstream looks for, scores normalized and weighted, ties kept.
+
+Plugins are built from the registry (scheduler/registry.py) and called through the methods of their extension
+points (scheduler/interface.py)."""
 
 from __future__ import annotations
 
@@ -7,36 +10,14 @@ from collections import Counter
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.balancedallocation import (
-    BalancedAllocation,
-)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, Unresolvable
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.imagelocality import ImageLocality
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.interpodaffinity import (
-    InterPodAffinity,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.nodeaffinity import NodeAffinity
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.nodename import NodeName
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.nodeports import NodePorts
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.noderesources import (
-    NodeResourcesFit,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.nodeunschedulable import (
-    NodeUnschedulable,
-)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.interface import FILTER, SCORE
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
     DEFAULT_SCHEDULER,
     SchedPod,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podtopologyspread import (
-    PodTopologySpread,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.tainttoleration import (
-    TaintToleration,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.volumebinding import VolumeBinding
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.volumezone import VolumeZone
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.registry import REGISTRY
 
 # apis/config/v1/default_plugins.go, in filter order; score weights of the default profile
 DEFAULT_FILTERS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
@@ -83,22 +64,9 @@ def _plugin_config(profile: Mapping[str, Any], field: str) -> dict[str, Mapping[
 
 
 def build_plugin(name: str, args: Mapping[str, Any], field: str, extra: Mapping[str, Any]) -> Any:
-    if name == "NodeResourcesFit":
-        return NodeResourcesFit(args, field)
-    if name == "NodeResourcesBalancedAllocation":
-        return BalancedAllocation(args, field)
-    if name == "PodTopologySpread":
-        return PodTopologySpread(args, field)
-    if name == "InterPodAffinity":
-        return InterPodAffinity(args, field)
-    if name in ("TargetLoadPacking", "LoadVariationRiskBalancing"):
-        from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler import trimaran
-
-        return trimaran.build(name, args, field, extra.get("node_cpu_usage"), extra.get("node_memory_usage"))
-    simple = {"NodeUnschedulable": NodeUnschedulable, "NodeName": NodeName, "TaintToleration": TaintToleration,
-              "NodeAffinity": NodeAffinity, "NodePorts": NodePorts, "VolumeBinding": VolumeBinding,
-              "VolumeZone": VolumeZone, "ImageLocality": ImageLocality}
-    return simple[name]() if name in simple else None
+    """The registered plugin's object for one profile, or None when the preview does not model it."""
+    registration = REGISTRY.get(name)
+    return None if registration is None else registration.new(args, field, extra)
 
 
 def _set(plugins: Mapping[str, Any], point: str) -> tuple[list[str], list[tuple[str, Optional[int]]]]:
@@ -153,10 +121,10 @@ def build_profile(profile: Mapping[str, Any], field: str, global_percentage: Opt
                 notes.append(f"{name}: {NOT_MODELED.get(name, 'not a plugin this preview models')}")
         return instances[name]
 
-    filters = [p for p in (instance(n) for n in filter_names) if p is not None and hasattr(p, "filter")]
+    filters = [p for p in (instance(n) for n in filter_names) if p is not None and REGISTRY[p.name].implements(FILTER)]
     notes += [f"{p.name}: {p.note}" for p in filters if getattr(p, "note", None)]
     scorers = [(p, w) for p, w in ((instance(n), w) for n, w in score_weights.items())
-               if p is not None and hasattr(p, "score")]
+               if p is not None and REGISTRY[p.name].implements(SCORE)]
     percentage = profile.get("percentageOfNodesToScore", global_percentage)
     if percentage is not None and (not isinstance(percentage, int) or not 0 <= percentage <= 100):
         raise PolicyError(f"{field}.percentageOfNodesToScore", percentage, "an integer 0..100")

@@ -83,8 +83,7 @@ class TargetLoadPacking:
         self.added[node_name] = self.added.get(node_name, 0) + amount
 
 
-def build(name: str, args: Mapping[str, Any], field: str, cpu_usage: Optional[UsageLookup],
-          memory_usage: Optional[UsageLookup]) -> Optional[Any]:
-    if name == NAME:
-        return TargetLoadPacking(args, field, cpu_usage)
-    return None  # LoadVariationRiskBalancing needs usage standard deviations the metrics input does not carry
+def new(args: Mapping[str, Any], field: str, extra: Mapping[str, Any]) -> TargetLoadPacking:
+    """The registry's factory: the plan gives the nodes' measured CPU as ``extra["node_cpu_usage"]``.
+    (LoadVariationRiskBalancing is not registered: it needs usage standard deviations the metrics input lacks.)"""
+    return TargetLoadPacking(args, field, extra.get("node_cpu_usage"))
