@@ -3,6 +3,7 @@ side by side, the thresholds on the actual scale, the VMs that will live-migrate
 
 Reads the plan's ``actual_utilization``, ``utilization``, ``evictions`` (``vm``) and ``soft_taints``
 (docs/plan-format.md); a plan without a metrics-mode plugin renders nothing. Tolerates missing keys and odd types.
+The templates plan_actual.html and .md lay it out.
 """
 
 from __future__ import annotations
@@ -10,14 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
-    Markup,
-    badge,
-    element,
-    key_figure,
-    mini_bar,
-    table,
-)
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import mini_bar_fill
 
 REQUESTED = ("cpu", "memory", "pods")
 INTRO = ("{plugin} classified the nodes by actual utilization ({source}), not by requests: the thresholds below are "
@@ -133,61 +127,36 @@ def _cells(reading: Reading, row: NodeRow) -> list:
             ", ".join(row.taints) or "—"]
 
 
-def markdown_section(plan: Any) -> str:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
-        markdown_table,
-        markdown_text,
-    )
+def _html_cells(reading: Reading, row: NodeRow) -> list:
+    """The cells, with the first actual value as a bar (value, label and text for the template's mini_bar)."""
+    cells: list[Any] = _cells(reading, row)
+    first = reading.resources[0] if reading.resources else None
+    value = row.actual.get(first) if first else None
+    if value is not None:
+        cells[1] = {"bar": mini_bar_fill(value, 100.0, 120), "label": f"{first} {value:.1f}%",
+                    "text": _actual_cell(row, first)}
+    return cells
 
+
+def _reading_section(reading: Reading) -> dict[str, Any]:
+    return {
+        "plugin": reading.plugin, "intro": INTRO.format(plugin=reading.plugin, source=_source(reading)),
+        "thresholds": [(r, _threshold_text(reading, r)) for r in reading.resources], "headers": _headers(reading),
+        "rows": [_html_cells(reading, row) for row in reading.nodes],
+        "markdown_rows": [_cells(reading, row) for row in reading.nodes],
+        "numeric": tuple(range(1, 1 + len(reading.resources) + 3)),
+        "class_column": 1 + len(reading.resources) + len(REQUESTED),
+    }
+
+
+def section(plan: Any) -> Optional[dict[str, Any]]:
+    """What the actual utilization templates show, or None for a plan without a metrics-mode plugin."""
     view = read_actual(plan)
     if view is None:
-        return ""
-    parts = ["## Actual utilization"]
-    for reading in view.readings:
-        parts.append(f"### {markdown_text(reading.plugin)}")
-        parts.append(markdown_text(INTRO.format(plugin=reading.plugin, source=_source(reading))))
-        parts.append("\n".join(f"- Thresholds ({markdown_text(r)}): {_threshold_text(reading, r)}"
-                               for r in reading.resources))
-        parts.append(markdown_table(_headers(reading), [_cells(reading, row) for row in reading.nodes],
-                                    "No node was read."))
-    if view.vms:
-        parts.append(f"### VMs to live-migrate ({len(view.vms)})")
-        parts.append(markdown_table(("VM", "virt-launcher pod", "From node"), view.vms))
+        return None
+    taints = ""
     if view.taints_applied is not None:
         state = "applies them (Automatic mode)" if view.taints_applied else "does not apply them (not Automatic)"
-        parts.append(f"Soft taints: the operator's soft tainter {state}; this plan applies nothing.")
-    return "\n\n".join(parts)
-
-
-def html_section(plan: Any) -> Markup:
-    view = read_actual(plan)
-    if view is None:
-        return Markup("")
-    body: list[Any] = [element("h2", "Actual utilization", id="actual")]
-    body.append(element("div", [key_figure("VMs to live-migrate", len(view.vms), "amber" if view.vms else "neutral")],
-                        class_="figures"))
-    for reading in view.readings:
-        body.append(element("h3", reading.plugin))
-        body.append(element("p", INTRO.format(plugin=reading.plugin, source=_source(reading)), class_="muted"))
-        body.append(element("ul", [element("li", f"{r}: {_threshold_text(reading, r)}") for r in reading.resources]))
-        rows = []
-        for row in reading.nodes:
-            cells = _cells(reading, row)
-            first = reading.resources[0] if reading.resources else None
-            value = row.actual.get(first) if first else None
-            if value is not None:
-                cells[1] = element("span", [mini_bar(value, 100.0, label=f"{first} {value:.1f}%"),
-                                            f" {_actual_cell(row, first)}"])
-            if row.node_class == "overutilized":
-                cells[1 + len(reading.resources) + len(REQUESTED)] = badge("overutilized", "red")
-            rows.append(cells)
-        body.append(table(_headers(reading), rows, numeric=tuple(range(1, 1 + len(reading.resources) + 3)),
-                          empty_text="No node was read."))
-    if view.vms:
-        body.append(element("h3", f"VMs to live-migrate ({len(view.vms)})"))
-        body.append(table(("VM", "virt-launcher pod", "From node"), view.vms))
-    if view.taints_applied is not None:
-        state = "applies them (Automatic mode)" if view.taints_applied else "does not apply them (not Automatic)"
-        body.append(element("p", f"Soft taints: the operator's soft tainter {state}; this plan applies nothing.",
-                            class_="muted"))
-    return element("section", body)
+        taints = f"Soft taints: the operator's soft tainter {state}; this plan applies nothing."
+    return {"readings": [_reading_section(reading) for reading in view.readings], "vms": view.vms,
+            "taints_text": taints}

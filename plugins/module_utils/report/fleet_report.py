@@ -1,7 +1,8 @@
 """The fleet summary of a dry run: one row per cluster (fleet-summary.json, .md and a self-contained .html).
 
 Each cluster entry is what the dry_run role records: {"cluster", "ok", "error", "plan", "report_dir"}; "plan" may be
-the whole plan or only some of its parts (the summary). Pure stdlib, no Ansible imports.
+the whole plan or only some of its parts (the summary). The templates fleet.md and fleet.html lay it out. No Ansible
+imports; Jinja2.
 """
 
 from __future__ import annotations
@@ -11,33 +12,24 @@ from collections import Counter
 from typing import Any, Optional
 from urllib.parse import quote
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
-    Markup,
-    Spanning,
-    badge,
-    bullet_list,
-    element,
-    join,
-    key_figure,
-    mini_bar,
-    page,
-    table,
-)
+from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_atomically
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import markdown_text
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import mini_bar_fill
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
     PLAN_FILES,
+    read_plan,
+    to_json,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_scale import limits_reached
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import (
     as_bool,
     as_count,
     as_dict,
     as_list,
     as_text,
-    markdown_table,
-    markdown_text,
     ranked,
-    read_plan,
-    to_json,
-    write_atomically,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_scale import limits_reached
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.templating import render
 
 FLEET_FILES = {"json": "fleet-summary.json", "markdown": "fleet-summary.md", "html": "fleet-summary.html"}
 FORMAT_VERSION = 1
@@ -158,12 +150,14 @@ def href(link: str) -> str:
 # --- files ------------------------------------------------------------------------------------------------------------
 
 
-def write_fleet_summary(clusters: list[dict], out_dir: str) -> dict[str, str]:
+def write_fleet_summary(clusters: list[dict], out_dir: str, *, template_dir: Optional[str] = None) -> dict[str, str]:
     """Write fleet-summary.json, fleet-summary.md and fleet-summary.html into out_dir (created if needed, each file
-    written atomically). Returns {"json": path, "markdown": path, "html": path}."""
+    written atomically); ``template_dir`` holds templates that replace the shipped ones of the same name. Returns
+    {"json": path, "markdown": path, "html": path}."""
     os.makedirs(out_dir, exist_ok=True)
     fleet = summarize_fleet(clusters, out_dir=out_dir)
-    contents = {"json": to_json(fleet), "markdown": render_fleet_markdown(fleet), "html": render_fleet_html(fleet)}
+    contents = {"json": to_json(fleet), "markdown": render_fleet_markdown(fleet, template_dir=template_dir),
+                "html": render_fleet_html(fleet, template_dir=template_dir)}
     paths = {kind: os.path.join(out_dir, name) for kind, name in FLEET_FILES.items()}
     for kind, text in contents.items():
         write_atomically(paths[kind], text)
@@ -195,37 +189,32 @@ def short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# --- Markdown ---------------------------------------------------------------------------------------------------------
+# --- rendering ------------------------------------------------------------------------------------------------------
 
 
-def render_fleet_markdown(fleet: dict) -> str:
+def render_fleet_markdown(fleet: dict, *, template_dir: Optional[str] = None) -> str:
     rows = [_markdown_row(row) for row in fleet["clusters"]]
-    headers = ("Cluster", "Status", "Evictions", "By plugin", "Top namespaces", "Top owners", "Limits reached",
-               "Errors / warnings")
-    totals = list(fleet["evictions_by_plugin"].items())
-    totals.append(("**Total**", fleet["evictions_total"]))
-    sections = ["# Descheduling fleet summary", markdown_text(fleet_line(fleet)),
-                "## Clusters\n\n" + _markdown_cluster_table(headers, rows),
-                "## Fleet totals\n\n" + markdown_table(("Plugin", "Evictions"), totals)]
-    changed = [row for row in fleet["clusters"] if row.get("since_previous")]
-    if changed:
-        sections.append("## Since the previous run\n\n" + "\n".join(
-            f"- **{markdown_text(row['cluster'])}** (since {markdown_text(row['since_previous']['previous_now'])}): "
-            f"{changes_text(row['since_previous'])}" for row in changed))
+    return render("fleet.md", template_dir, **_context(fleet), markdown_rows=rows)
+
+
+def render_fleet_html(fleet: dict, *, template_dir: Optional[str] = None) -> str:
+    largest = max((row["evictions"] or 0 for row in fleet["clusters"]), default=0)
+    rows = [_html_row(row, largest) for row in fleet["clusters"]]
+    return render("fleet.html", template_dir, **_context(fleet), rows=rows)
+
+
+def _context(fleet: dict) -> dict[str, Any]:
+    changed = [dict(row, changes=changes_text(row["since_previous"])) for row in fleet["clusters"]
+               if row.get("since_previous")]
     failed = [row for row in fleet["clusters"] if row["status"] == STATUS_FAILED]
-    if failed:
-        sections.append("## Failed clusters\n\n" + "\n".join(
-            f"- **{markdown_text(row['cluster'])}**: {markdown_text(row['error'])}" for row in failed))
-    return "\n\n".join(sections) + "\n"
-
-
-def _markdown_cluster_table(headers: tuple, rows: list[list[str]]) -> str:
-    # cells are escaped in _markdown_row (the cluster cell holds a link), so the table is joined here as is
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(["---"] * len(headers)) + " |"]
-    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows]) if rows else "_No clusters._"
+    return {"fleet": fleet, "fleet_line": fleet_line(fleet), "totals": list(fleet["evictions_by_plugin"].items()),
+            "changed": changed, "failed": failed, "failed_names": [row["cluster"] for row in failed],
+            "changes": [f"{row['cluster']} (since {row['since_previous']['previous_now']}): {row['changes']}"
+                        for row in changed]}
 
 
 def _markdown_row(row: dict) -> list[str]:
+    """The cells of a cluster's row, escaped here: the cluster cell holds a link."""
     name = markdown_text(row["cluster"]).replace("[", "\\[").replace("]", "\\]")
     cluster = f"[{name}]({href(row['report'])})" if row["report"] else name
     if row["status"] == STATUS_FAILED:
@@ -241,69 +230,20 @@ def _markdown_row(row: dict) -> list[str]:
     return [cluster, status, evictions, *(markdown_text(c) for c in cells), problems]
 
 
-# --- HTML -------------------------------------------------------------------------------------------------------------
-
-
-def render_fleet_html(fleet: dict) -> str:
-    failed = fleet["clusters_failed"]
-    figures = [
-        key_figure("Clusters", fleet["clusters_total"]),
-        key_figure("OK", fleet["clusters_ok"], "green"),
-        key_figure("Failed", failed, "red" if failed else "neutral"),
-        key_figure("Skipped cycle", fleet["clusters_skipped"], "amber" if fleet["clusters_skipped"] else "neutral"),
-        key_figure("Evictions", fleet["evictions_total"], "blue" if fleet["evictions_total"] else "neutral"),
-        key_figure("VMs to migrate", fleet.get("vms_to_migrate_total") or 0),
-    ]
-    body = [element("header", [element("h1", "Descheduling fleet summary"),
-                               element("p", fleet_line(fleet), class_="meta"),
-                               element("div", figures, class_="figures")])]
-    if failed:
-        names = ", ".join(row["cluster"] for row in fleet["clusters"] if row["status"] == STATUS_FAILED)
-        body.append(element("div", [element("strong", f"{failed} cluster(s) failed: "), names,
-                                    ". Their errors are in the table."], class_="notice tone-red", role="note"))
-    body += [_html_clusters(fleet), _html_totals(fleet)]
-    changed = [row for row in fleet["clusters"] if row.get("since_previous")]
-    if changed:
-        body.append(element("section", [element("h2", "Since the previous run"), bullet_list(
-            [f"{row['cluster']} (since {row['since_previous']['previous_now']}): {changes_text(row['since_previous'])}"
-             for row in changed])]))
-    return str(page("Descheduling fleet summary", body))
-
-
-def _html_clusters(fleet: dict) -> Markup:
-    largest = max((row["evictions"] or 0 for row in fleet["clusters"]), default=0)
-    rows = [_html_row(row, largest) for row in fleet["clusters"]]
-    headers = ("Cluster", "Status", "Evictions", "By plugin", "Top namespaces", "Top owners", "Limits reached",
-               "Errors / warnings")
-    tones = [ROW_TONES.get(row["status"], "") for row in fleet["clusters"]]
-    return element("section", [element("h2", "Clusters", id="clusters"),
-                               table(headers, rows, nowrap=(2, 3), row_classes=tones, empty_text="No clusters.")])
-
-
-def _html_row(row: dict, largest: int) -> list[Any]:
-    name = element("a", row["cluster"], href=href(row["report"])) if row["report"] else row["cluster"]
-    if row["status"] == STATUS_FAILED:
-        # no data to show: the error gets the width of the other columns
-        return [name, badge("FAILED", "failed"),
-                Spanning(element("span", ["Error: ", row["error"]], class_="error wrap-anywhere"), 6)]
-    label = "skipped cycle" if row["status"] == STATUS_SKIPPED else "ok"
-    status = badge(label, row["status"], row["skip_reason"])
+def _html_row(row: dict, largest: int) -> dict[str, Any]:
+    """A cluster's row as fleet.html shows it: a failed cluster has only its error, across the other columns."""
     count = row["evictions"] or 0
-    share = mini_bar(count, largest, label=f"{count} evictions", width=80)
-    evictions = join([element("span", count, class_="num"), " ", share])
-    return [name, status, evictions, _html_counts(row["by_plugin"]), _html_counts(row["top_namespaces"], True),
-            _html_counts(row["top_owners"], True), limits_cell(row),
-            f"{row['errors']} / {row['warnings']}"]
+    return {
+        "cluster": row["cluster"], "link": href(row["report"]) if row["report"] else None,
+        "tone": ROW_TONES.get(row["status"], ""), "failed": row["status"] == STATUS_FAILED, "error": row["error"],
+        "status": row["status"], "status_label": "skipped cycle" if row["status"] == STATUS_SKIPPED else "ok",
+        "skip_reason": row["skip_reason"], "evictions": count, "bar": mini_bar_fill(count, largest, 80),
+        "by_plugin": _count_entries(row["by_plugin"]), "top_namespaces": _count_entries(row["top_namespaces"]),
+        "top_owners": _count_entries(row["top_owners"]), "limits": limits_cell(row),
+        "problems": f"{row['errors']} / {row['warnings']}",
+    }
 
 
-def _html_counts(counts: Any, long_names: bool = False) -> Markup | str:
+def _count_entries(counts: Any) -> list[str]:
     items = counts.items() if isinstance(counts, dict) else [(i["name"], i["evictions"]) for i in counts]
-    entries = [f"{name}: {count}" for name, count in items]
-    # owner names can be very long: those may break anywhere, plugin names stay whole
-    return bullet_list(entries, "plain wrap-anywhere" if long_names else "plain") if entries else "—"
-
-
-def _html_totals(fleet: dict) -> Markup:
-    rows = list(fleet["evictions_by_plugin"].items())
-    return element("section", [element("h2", "Fleet totals", id="totals"),
-                               table(("Plugin", "Evictions"), rows, numeric=(1,), empty_text="No evictions planned.")])
+    return [f"{name}: {count}" for name, count in items]

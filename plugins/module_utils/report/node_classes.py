@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle import EXTENSION_POINTS
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import number, percent
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import number, percent
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import (
     as_dict,
     as_list,

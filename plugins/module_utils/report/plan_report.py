@@ -1,21 +1,20 @@
 """A cluster's descheduling plan (docs/plan-format.md) as plan.json, plan.md and a self-contained plan.html.
 
 The plan is read once into a ``PlanView`` that tolerates missing keys and unexpected types (a skipped cycle, a plan
-trimmed to its summary, hand-edited JSON); both renderers only read the view. The evictions table, the limits and
-scale facts and the usage the balance plugins classed nodes on come from evictions_table.py, plan_scale.py and
-node_classes.py, which never import this module. Pure stdlib, no Ansible imports.
+trimmed to its summary, hand-edited JSON); the templates plan.md and plan.html (report/templates/) only read the view
+and the pieces computed here. The evictions table, the optional sections, the limits and scale facts and the usage
+the balance plugins classed nodes on come from modules that never import this one. No Ansible imports; Jinja2.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_atomically
 from ansible_collections.descheduler.fleet.plugins.module_utils.report import (
     actual_report,
     evictions_table,
@@ -23,22 +22,14 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report import (
     sampling_report,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.evictions_table import Eviction, read_eviction
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import percent
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
+    BeforeAfterChart,
     ChartBadge,
     ChartGroup,
     ChartRow,
-    Markup,
-    badge,
     before_after_chart,
-    bullet_list,
-    element,
-    join,
-    key_figure,
-    page,
-    percent,
-    table,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.markdown import markdown_table, markdown_text
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.node_classes import (
     CLASSES_NOTE,
     RANGE_NOTE,
@@ -64,6 +55,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers i
     as_text_list,
     ranked,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.templating import render
 
 PLAN_FILES = {"json": "plan.json", "markdown": "plan.md", "html": "plan.html"}
 RESOURCES = ("cpu", "memory", "pods")
@@ -328,23 +320,6 @@ def select_chart_nodes(nodes: list[NodeUsage], limit: int = CHART_NODE_LIMIT) ->
 # --- files ------------------------------------------------------------------------------------------------------------
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write through a temporary file in the same directory then os.replace it: readers never see half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def to_json(data: Any) -> str:
     try:
         text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
@@ -363,20 +338,22 @@ def _plain(value: Any, depth: int) -> Any:
     return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
 
 
-def write_plan_report(plan: dict, out_dir: str, *, cluster: Optional[str] = None) -> dict[str, str]:
+def write_plan_report(plan: dict, out_dir: str, *, cluster: Optional[str] = None,
+                      template_dir: Optional[str] = None) -> dict[str, str]:
     """Write plan.json, plan.md, plan.html into out_dir (created if needed; written atomically: temp file +
-    os.replace). Returns {"json": path, "markdown": path, "html": path}."""
+    os.replace). ``template_dir`` holds templates that replace the shipped ones of the same name (templating.py).
+    Returns {"json": path, "markdown": path, "html": path}."""
     os.makedirs(out_dir, exist_ok=True)
     # render everything first, so a rendering problem leaves the previous report untouched
-    contents = {"json": to_json(plan), "markdown": render_markdown(plan, cluster=cluster),
-                "html": render_html(plan, cluster=cluster)}
+    contents = {"json": to_json(plan), "markdown": render_markdown(plan, cluster=cluster, template_dir=template_dir),
+                "html": render_html(plan, cluster=cluster, template_dir=template_dir)}
     paths = {kind: os.path.join(out_dir, name) for kind, name in PLAN_FILES.items()}
     for kind, text in contents.items():
         write_atomically(paths[kind], text)
     return paths
 
 
-# --- Markdown ---------------------------------------------------------------------------------------------------------
+# --- what both formats say ----------------------------------------------------------------------------------------
 
 
 def plan_title(view: PlanView) -> str:
@@ -424,111 +401,67 @@ def classes_notes(view: PlanView) -> list[str]:
     return [CLASSES_NOTE, RANGE_NOTE] if ranged else [CLASSES_NOTE]
 
 
-def render_markdown(plan: dict, *, cluster: Optional[str] = None) -> str:
+def render_markdown(plan: dict, *, cluster: Optional[str] = None, template_dir: Optional[str] = None) -> str:
+    return render("plan.md", template_dir, **_context(plan, read_plan(plan, cluster)))
+
+
+def render_html(plan: dict, *, cluster: Optional[str] = None, template_dir: Optional[str] = None) -> str:
     view = read_plan(plan, cluster)
-    sections = [f"# {markdown_text(plan_title(view))}", _markdown_intro(view)]
-    if view.skipped:
-        sections.append(f"> **Cycle skipped:** {markdown_text(view.skip_reason or 'no reason given')}. "
-                        "The descheduler would not run its plugins.")
-    if view.scale.large:
-        sections.append(f"> **Warning:** {markdown_text(view.scale.warning())}")
-    sections += [_markdown_summary(view), evictions_table.markdown_section(view.evictions),
-                 sampling_report.markdown_section(plan),
-                 actual_report.markdown_section(plan), placement_report.markdown_section(plan),
-                 _markdown_spared(view), _markdown_nodes(view),
-                 _markdown_problems(view)]
-    return "\n\n".join(s for s in sections if s) + "\n"
+    return render("plan.html", template_dir, **_context(plan, view), **_html_context(view))
 
 
-def _markdown_intro(view: PlanView) -> str:
-    source = f" Policy: {markdown_text(view.policy_source)}." if view.policy_source else ""
-    return f"Dry run: no pod was evicted.{source} Nodes in the cycle: {nodes_line(view)}."
-
-
-def _markdown_summary(view: PlanView) -> str:
-    rows = [("**Total**", "", view.total)]
-    rows += [("plugin", name, count) for name, count in view.by_plugin]
-    rows += [("profile", name, count) for name, count in view.by_profile]
-    table_text = "\n".join(["| Evictions | Name | Count |", "| --- | --- | ---: |"]
-                           + [f"| {kind} | {markdown_text(name)} | {count} |" for kind, name, count in rows])
-    facts = [f"- Scale: {markdown_text(view.scale.describe())}", f"- Pods spared: {view.spared_total}",
-             f"- Limits: {markdown_text(limits_line(view))}",
-             f"- Errors: {len(view.errors)}, warnings: {len(view.warnings)}"]
-    return "## Summary\n\n" + table_text + "\n\n" + "\n".join(facts)
-
-
-def _markdown_spared(view: PlanView) -> str:
-    rows = [(r.reason, r.count, ", ".join(r.examples)) for r in view.spared]
-    intro = f"{view.spared_total} distinct pods were considered by a plugin and not evicted.\n\n" if rows else ""
-    return "## Spared pods\n\n" + intro + markdown_table(("Reason", "Pods", "Examples"), rows, "No pod was spared.")
-
-
-def _markdown_nodes(view: PlanView) -> str:
+def _context(plan: dict, view: PlanView) -> dict[str, Any]:
+    """What both templates read: the view, the optional sections (None when the plan has no such part) and the
+    rows of the tables."""
     resources = view.resources
-    headers = ("Node", *(r.upper() if r == "cpu" else r.capitalize() for r in resources), "Evicted", "Classes")
-    rows = []
-    for node in view.nodes:
-        label = node.name + (f" ({', '.join(node_notes(node))})" if node_notes(node) else "")
-        classes = ", ".join(class_labels(node, resources)) or "—"
-        rows.append((label, *(before_after(node, r) for r in resources), view.by_node.get(node.name, 0), classes))
-    intro = " ".join(["Requests as a percentage of allocatable, before → after the planned evictions.",
-                      *map(markdown_text, classes_notes(view))])
-    return "## Node utilization\n\n" + intro + "\n\n" + markdown_table(headers, rows, "No utilization data.")
+    return {
+        "plan": plan, "view": view, "title": plan_title(view), "nodes_line": nodes_line(view),
+        "limits_line": limits_line(view), "classes_notes": classes_notes(view),
+        "limits": [f"{name}: {value}" for name, value in view.limits.items()],
+        "evictions": evictions_table.section(view.evictions, view.total),
+        "sampling": sampling_report.section(plan), "actual": actual_report.section(plan),
+        "placement": placement_report.section(plan),
+        "spared_rows": [(r.reason, r.count, ", ".join(r.examples)) for r in view.spared],
+        "node_rows": [(node.name, *(before_after(node, r) for r in resources), view.by_node.get(node.name, 0),
+                       _classes_cell(node, resources)) for node in view.nodes],
+        "markdown_node_headers": ("Node", *(r.upper() if r == "cpu" else r.capitalize() for r in resources),
+                                  "Evicted", "Classes"),
+        "markdown_node_rows": [_markdown_node_row(view, node) for node in view.nodes],
+    }
 
 
-def _markdown_problems(view: PlanView) -> str:
-    parts = ["## Errors\n\n" + ("\n".join(f"- {markdown_text(e)}" for e in view.errors) or "_None._"),
-             "## Warnings\n\n" + ("\n".join(f"- {markdown_text(w)}" for w in view.warnings) or "_None._")]
-    return "\n\n".join(parts)
+def _markdown_node_row(view: PlanView, node: NodeUsage) -> tuple:
+    label = node.name + (f" ({', '.join(node_notes(node))})" if node_notes(node) else "")
+    classes = ", ".join(class_labels(node, view.resources)) or "—"
+    return (label, *(before_after(node, r) for r in view.resources), view.by_node.get(node.name, 0), classes)
+
+
+def _classes_cell(node: NodeUsage, resources: list[str]) -> dict[str, list]:
+    """The node table's classes cell: each class with the plugins that gave it, the node's notes and what each
+    plugin saw where that differs from the usage before the cycle."""
+    return {"classes": [(value, _class_title(node, value, resources)) for value in node.class_values],
+            "notes": node_notes(node),
+            "seen": [(key, seen_text(usage, resources)) for key, usage in sorted(node.seen.items())]}
 
 
 # --- HTML -------------------------------------------------------------------------------------------------------------
 
 
-def render_html(plan: dict, *, cluster: Optional[str] = None) -> str:
-    view = read_plan(plan, cluster)
-    body = [_html_header(view), *_html_notices(view), _html_chart(view), _html_summary(view),
-            evictions_table.html_section(view.evictions, view.total), sampling_report.html_section(plan),
-            actual_report.html_section(plan), placement_report.html_section(plan), _html_spared(view),
-            _html_nodes(view), _html_problems(view)]
-    return str(page(plan_title(view), body))
-
-
-def _html_header(view: PlanView) -> Markup:
-    title = element("h1", ["Descheduling plan", element("span", f" · {view.cluster}", class_="muted")]
-                    if view.cluster else "Descheduling plan")
+def _html_context(view: PlanView) -> dict[str, Any]:
+    """The header's facts, the chart and its legend (no chart without utilization data)."""
     facts = [f"as of {view.now}" if view.now else "", f"policy: {view.policy_source}" if view.policy_source else "",
              "dry run: no pod was evicted"]
-    figures = [
-        key_figure("Evictions", view.total, "blue" if view.total else "neutral"),
-        key_figure("Nodes in cycle", nodes_line(view)),
-        key_figure("Pods spared", view.spared_total),
-        key_figure("Limits reached", "yes" if view.limits_reached else "no", "amber" if view.limits_reached else ""),
-        key_figure("Errors", len(view.errors), "red" if view.errors else "green"),
-        key_figure("Warnings", len(view.warnings), "amber" if view.warnings else "neutral"),
-    ]
-    links = [("#utilization", "Utilization"), ("#summary", "Summary"), ("#evictions", "Evictions"),
-             ("#spared", "Spared pods"), ("#nodes", "Nodes"), ("#problems", "Errors and warnings")]
-    nav = element("nav", [element("a", text, href=href) for href, text in links], aria_label="Sections")
-    return element("header", [title, element("p", " · ".join(f for f in facts if f), class_="meta"),
-                              element("div", figures, class_="figures"), nav])
-
-
-def _html_notices(view: PlanView) -> list[Markup]:
-    notices = []
-    if view.skipped:
-        notices.append(element("div", [element("strong", "Cycle skipped: "),
-                                       view.skip_reason or "no reason given",
-                                       ". The descheduler would not run its plugins."], class_="notice", role="note"))
-    if view.errors:
-        notices.append(element("div", [element("strong", f"{len(view.errors)} plugin error(s). "),
-                                       "The cycle went on without them; see ",
-                                       element("a", "Errors and warnings", href="#problems"), "."],
-                               class_="notice tone-red", role="note"))
-    if view.scale.large:
-        notices.append(element("div", [element("strong", "Large plan: "), view.scale.warning()], class_="notice",
-                               role="note"))
-    return notices
+    facts = [fact for fact in facts if fact]
+    if not view.nodes:
+        return {"facts": facts, "chart": None, "legend": {}}
+    shown, omitted = select_chart_nodes(view.nodes)
+    domain = shared_domain([node.name for node in shown])
+    label = (f"Requests as a percentage of allocatable for {len(shown)} nodes, before and after the planned "
+             "evictions")
+    chart: BeforeAfterChart = before_after_chart([_chart_group(node, view, domain) for node in shown], label=label)
+    kinds = {t.kind for lines in view.thresholds.values() for t in lines}
+    legend = {"low": "low" in kinds, "high": "high" in kinds, "domain": domain, "omitted": omitted}
+    return {"facts": facts, "chart": chart, "legend": legend}
 
 
 def shared_domain(names: Sequence[str]) -> str:
@@ -538,44 +471,6 @@ def shared_domain(names: Sequence[str]) -> str:
     suffix = os.path.commonprefix([name[::-1] for name in names])[::-1]
     suffix = suffix[suffix.find("."):] if "." in suffix else ""
     return suffix if all(len(name) > len(suffix) for name in names) else ""
-
-
-def _html_chart(view: PlanView) -> Markup:
-    heading = element("h2", "Node utilization: before → after", id="utilization")
-    if not view.nodes:
-        return element("section", [heading, element("p", "No utilization data in this plan.", class_="muted")])
-    shown, omitted = select_chart_nodes(view.nodes)
-    domain = shared_domain([node.name for node in shown])
-    groups = [_chart_group(node, view, domain) for node in shown]
-    label = (f"Requests as a percentage of allocatable for {len(shown)} nodes, before and after the planned "
-             "evictions")
-    parts = [heading, _chart_legend(view, domain), *_classes_paragraph(view), before_after_chart(groups, label=label)]
-    if omitted:
-        parts.append(element("p", f"{omitted} more nodes (least changed and least loaded) are not drawn; the node "
-                                  "table lists all of them.", class_="muted"))
-    return element("section", parts)
-
-
-def _chart_legend(view: PlanView, domain: str) -> Markup:
-    items = [element("span", [element("span", "", class_="swatch before"), "before"]),
-             element("span", [element("span", "", class_="swatch after"), "after the planned evictions"])]
-    if any(t.kind == "low" for lines in view.thresholds.values() for t in lines):
-        items.append(element("span", [element("span", "", class_="swatch low"), "low threshold (underutilized below)"]))
-    if any(t.kind == "high" for lines in view.thresholds.values() for t in lines):
-        items.append(element("span", [element("span", "", class_="swatch high"),
-                                      "target threshold (overutilized above)"]))
-    if view.deviation_thresholds:
-        items.append(element("span", "thresholds of " + ", ".join(view.deviation_thresholds)
-                             + " are deviations from the mean: not drawn"))
-    items.append(element("span", "requests as % of allocatable; overutilized nodes first, then by cpu"))
-    if domain:
-        items.append(element("span", ["node names end in ", element("code", domain)]))
-    return element("div", items, class_="legend")
-
-
-def _classes_paragraph(view: PlanView) -> list[Markup]:
-    notes = classes_notes(view)
-    return [element("p", " ".join(notes), class_="muted")] if notes else []
 
 
 def _class_title(node: NodeUsage, value: str, resources: list[str]) -> str:
@@ -598,60 +493,3 @@ def _chart_group(node: NodeUsage, view: PlanView, domain: str = "") -> ChartGrou
     description = f"{node.name}{f' ({state})' if state else ''}: {usage}{seen}"
     label = node.name[: -len(domain)] if domain else node.name
     return ChartGroup(node.name, rows, badges, description, label)
-
-
-def _count_table(title: str, counts: list[tuple[str, int]], header: str) -> Markup:
-    return element("div", [element("h3", title),
-                           table((header, "Evictions"), counts, numeric=(1,), empty_text="No evictions.")])
-
-
-def _html_summary(view: PlanView) -> Markup:
-    limits = bullet_list([f"{name}: {value}" for name, value in view.limits.items()] or ["No limits configured."])
-    if view.limits_reached:
-        reached = element("div", ["Reached:", bullet_list([element("strong", limit.describe())
-                                                           for limit in view.limits_reached])])
-    else:
-        reached = element("p", element("strong", "No limit reached."))
-    scale = element("p", ["Scale: ", element("strong", view.scale.describe())],
-                    class_="scale tone-amber" if view.scale.large else "scale")
-    columns = [
-        _count_table("By plugin", view.by_plugin, "Plugin"),
-        _count_table("By profile", view.by_profile, "Profile"),
-        _count_table("Top namespaces", view.by_namespace[:10], "Namespace"),
-        element("div", [element("h3", "Eviction limits"), limits, reached], class_="limits"),
-    ]
-    return element("section", [element("h2", "Summary", id="summary"), scale,
-                               element("div", columns, class_="columns")])
-
-
-def _html_spared(view: PlanView) -> Markup:
-    rows = [(r.reason, r.count, ", ".join(r.examples)) for r in view.spared]
-    intro = element("p", f"{view.spared_total} distinct pods were considered by a plugin and not evicted.",
-                    class_="muted") if rows else ""
-    return element("section", [element("h2", "Spared pods", id="spared"), intro,
-                               table(("Reason", "Pods", "Examples"), rows, numeric=(1,),
-                                     empty_text="No pod was spared.")])
-
-
-def _html_nodes(view: PlanView) -> Markup:
-    headers = ("Node", *view.resources, "Evicted", "Classes")
-    rows = []
-    for node in view.nodes:
-        badges = [badge(value, value, _class_title(node, value, view.resources))
-                  for value in node.class_values] + [badge(note) for note in node_notes(node)]
-        seen = [element("div", f"{key}: {seen_text(usage, view.resources)}", class_="muted")
-                for key, usage in sorted(node.seen.items())]
-        rows.append((node.name, *(before_after(node, r) for r in view.resources),
-                     view.by_node.get(node.name, 0), join(badges + seen) if badges else "—"))
-    numeric = tuple(range(1, len(view.resources) + 2))
-    intro = element("p", " ".join(["Requests as a percentage of allocatable, before → after the planned evictions; "
-                                   "all nodes.", *classes_notes(view)]), class_="muted")
-    return element("section", [element("h2", f"Nodes ({len(view.nodes)})", id="nodes"), intro,
-                               table(headers, rows, numeric=numeric, empty_text="No utilization data.")])
-
-
-def _html_problems(view: PlanView) -> Markup:
-    errors = bullet_list(view.errors) if view.errors else element("p", "None.", class_="muted")
-    warnings = bullet_list(view.warnings) if view.warnings else element("p", "None.", class_="muted")
-    return element("section", [element("h2", "Errors and warnings", id="problems"), element("h3", "Errors"), errors,
-                               element("h3", "Warnings"), warnings])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import percent
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import percent
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import (
     as_bool,
     as_count,

@@ -2,20 +2,13 @@
 
 Reads only the plan's ``evictions`` (with ``frequency``/``certain``) and ``sampling`` block (docs/plan-format.md);
 a plan without them (one cycle, or trimmed) renders nothing. Tolerates missing keys and odd types like plan_report.
+The templates plan_sampling.html and .md lay it out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Optional
-
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import (
-    Markup,
-    badge,
-    element,
-    key_figure,
-    table,
-)
 
 INTRO = ("The descheduler walks nodes, pods and its internal maps in no fixed order, so on an unchanged cluster "
          "it may evict different pods from one cycle to the next. {samples} cycles were simulated (seed {seed}): "
@@ -102,44 +95,16 @@ def _possible_rows(view: SamplingView) -> list[tuple]:
 POSSIBLE_HEADERS = ("Pod", "Node", "Plugin", "Cycles evicting it", "In this plan")
 
 
-def markdown_section(plan: Any) -> str:
-    # imported here: plan_report imports this module to place the section
-    from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
-        markdown_table,
-        markdown_text,
-    )
-
+def section(plan: Any) -> Optional[dict[str, Any]]:
+    """What the sampling templates show, or None for a plan of one cycle."""
     view = read_sampling(plan)
     if view is None:
-        return ""
-    facts = [f"- Evictions per cycle: {_range(view.per_cycle)}",
-             f"- Certain evictions: {len(view.certain)}; possible evictions: {len(view.possible)}"]
-    facts += [f"- {markdown_text(name)}: {_range(spread)} per cycle" for name, spread in view.by_plugin]
-    certain = markdown_table(("Pod", "Node", "Plugin"), [(p.pod, p.node, p.plugin) for p in view.certain],
-                             "No eviction happened in every cycle.")
-    possible = markdown_table(POSSIBLE_HEADERS, _possible_rows(view), "Every eviction is certain.")
-    return "\n\n".join([f"## How sure ({view.samples} sampled cycles)",
-                        markdown_text(INTRO.format(samples=view.samples, seed=view.seed)), "\n".join(facts),
-                        "### Certain evictions", certain, "### Possible evictions", possible])
-
-
-def html_section(plan: Any) -> Markup:
-    view = read_sampling(plan)
-    if view is None:
-        return Markup("")
-    figures = element("div", [key_figure("certain evictions", len(view.certain), "green"),
-                              key_figure("possible evictions", len(view.possible), "amber"),
-                              key_figure("evictions per cycle", _range(view.per_cycle))], class_="figures")
-    plugins = table(("Plugin", "Min", "Max", "Mean"), [(n, s["min"], s["max"], s["mean"]) for n, s in view.by_plugin],
-                    numeric=(1, 2, 3), empty_text="No plugin ran.")
-    certain = table(("Pod", "Node", "Plugin"), [(p.pod, p.node, p.plugin) for p in view.certain],
-                    empty_text="No eviction happened in every cycle.")
-    rows = [(p.pod, p.node, p.plugin, badge(share(p.frequency), "amber"), "yes" if p.planned else "no")
-            for p in view.possible]
-    possible = table(POSSIBLE_HEADERS, rows, numeric=(3,), empty_text="Every eviction is certain.")
-    return element("section", [
-        element("h2", f"How sure ({view.samples} sampled cycles)", id="sampling"),
-        element("p", INTRO.format(samples=view.samples, seed=view.seed), class_="muted"), figures,
-        element("h3", "Evictions per plugin and cycle"), plugins,
-        element("h3", f"Certain evictions ({len(view.certain)})"), certain,
-        element("h3", f"Possible evictions ({len(view.possible)})"), possible])
+        return None
+    return {
+        "samples": view.samples, "intro": INTRO.format(samples=view.samples, seed=view.seed),
+        "certain": view.certain, "possible": view.possible, "per_cycle_text": _range(view.per_cycle),
+        "plugin_ranges": [(name, _range(spread)) for name, spread in view.by_plugin],
+        "plugin_rows": [(n, s["min"], s["max"], s["mean"]) for n, s in view.by_plugin],
+        "certain_rows": [(p.pod, p.node, p.plugin) for p in view.certain],
+        "possible_headers": POSSIBLE_HEADERS, "possible_rows": _possible_rows(view),
+    }

@@ -1,32 +1,37 @@
 """A what-if as whatif.json, whatif.md and a self-contained whatif.html: the candidates side by side on one cluster,
-the best one named, and each candidate's full plan report under ``<report_dir>/<candidate>/``."""
+the best one named, and each candidate's full plan report under ``<report_dir>/<candidate>/``. The templates
+whatif.md and whatif.html lay it out."""
 
 from __future__ import annotations
 
 import os
 from typing import Any, Mapping, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import element, page, table
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.markdown import markdown_table
+from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_atomically
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
     to_json,
-    write_atomically,
     write_plan_report,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.templating import render
 
 WHATIF_FILES = {"json": "whatif.json", "markdown": "whatif.md", "html": "whatif.html"}
 HEADERS = ("Candidate", "Evictions", "Workloads touched", "Most one workload loses", "VMs migrated",
            "Certain / possible", "CPU spread before", "CPU spread after", "Memory spread after", "Unplaced")
 
 
-def write_whatif_report(result: Mapping[str, Any], plans: Mapping[str, dict], out_dir: str) -> dict[str, Any]:
+def write_whatif_report(result: Mapping[str, Any], plans: Mapping[str, dict], out_dir: str, *,
+                        template_dir: Optional[str] = None) -> dict[str, Any]:
+    """whatif.json, .md and .html in out_dir and each candidate's plan report in a directory of its own;
+    ``template_dir`` holds templates that replace the shipped ones of the same name."""
     os.makedirs(out_dir, exist_ok=True)
     cluster = result.get("cluster")
-    contents = {"json": to_json(result), "markdown": render_markdown(result), "html": render_html(result)}
+    contents = {"json": to_json(result), "markdown": render_markdown(result, template_dir=template_dir),
+                "html": render_html(result, template_dir=template_dir)}
     files: dict[str, Any] = {kind: os.path.join(out_dir, name) for kind, name in WHATIF_FILES.items()}
     for kind, text in contents.items():
         write_atomically(files[kind], text)
-    files["plans"] = {name: write_plan_report(plan, os.path.join(out_dir, _directory(name)), cluster=cluster)
+    files["plans"] = {name: write_plan_report(plan, os.path.join(out_dir, _directory(name)), cluster=cluster,
+                                              template_dir=template_dir)
                       for name, plan in plans.items()}
     return files
 
@@ -83,28 +88,16 @@ def _verdict(result: Mapping[str, Any]) -> str:
     return result.get("best_reason") or ""
 
 
-def render_markdown(result: Mapping[str, Any]) -> str:
-    lines = [f"# {_title(result)}", "", f"**Best:** {_verdict(result)}", "",
-             "Spread: the standard deviation of the nodes' requested share (percent) over schedulable nodes; "
-             "\"after\" is after placement when previewed, else after the evictions.", "",
-             markdown_table(HEADERS, rows(result))]
-    if result.get("pareto"):
-        lines += ["", "## Threshold search: Pareto front", "",
-                  "No other point of the search is at least as good on both evictions and final spread and better "
-                  "on one.", "", markdown_table(PARETO_HEADERS, pareto_rows(result))]
-    warnings = [f"- {c['name']}: {w}" for c in result.get("candidates") or [] for w in c.get("warnings") or []]
-    if warnings:
-        lines += ["", "## Warnings", "", *warnings]
-    return "\n".join(lines) + "\n"
+def render_markdown(result: Mapping[str, Any], *, template_dir: Optional[str] = None) -> str:
+    return render("whatif.md", template_dir, **_context(result))
 
 
-def render_html(result: Mapping[str, Any]) -> str:
-    body = [element("h1", _title(result)), element("p", [element("strong", "Best: "), _verdict(result)]),
-            table(HEADERS, rows(result), numeric=tuple(range(1, len(HEADERS))))]
-    if result.get("pareto"):
-        body += [element("h2", "Threshold search: Pareto front"),
-                 table(PARETO_HEADERS, pareto_rows(result), numeric=(2, 3, 4, 5))]
-    warnings = [f"{c['name']}: {w}" for c in result.get("candidates") or [] for w in c.get("warnings") or []]
-    if warnings:
-        body += [element("h2", "Warnings"), element("ul", [element("li", w) for w in warnings])]
-    return str(page(_title(result), body))
+def render_html(result: Mapping[str, Any], *, template_dir: Optional[str] = None) -> str:
+    return render("whatif.html", template_dir, **_context(result))
+
+
+def _context(result: Mapping[str, Any]) -> dict[str, Any]:
+    return {"result": result, "title": _title(result), "verdict": _verdict(result), "headers": HEADERS,
+            "rows": rows(result), "pareto_headers": PARETO_HEADERS,
+            "pareto_rows": pareto_rows(result) if result.get("pareto") else [],
+            "warnings": [f"{c['name']}: {w}" for c in result.get("candidates") or [] for w in c.get("warnings") or []]}

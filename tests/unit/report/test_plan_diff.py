@@ -7,7 +7,7 @@ import copy
 import sys
 from pathlib import Path
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import compute_plan_for_kind
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_diff import diff_plans
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
@@ -18,7 +18,7 @@ SPEC = {"deschedulingIntervalSeconds": 3600, "profiles": ["LifecycleAndUtilizati
 
 
 def test_the_same_plan_changes_nothing() -> None:
-    plan = compute_plan(build_cluster(8, 8, seed=2, now=NOW), SPEC, NOW, policy_kind="KubeDescheduler")
+    plan = compute_plan_for_kind(build_cluster(8, 8, seed=2, now=NOW), SPEC, NOW, policy_kind="KubeDescheduler")
     changes = diff_plans(plan, copy.deepcopy(plan))
     assert (changes["new"], changes["gone"], changes["moved"]) == ([], [], [])
     assert changes["utilization_drift"]["cpu"]["mean"] == 0 and changes["utilization_drift"]["cpu"]["largest"] == 0
@@ -26,7 +26,7 @@ def test_the_same_plan_changes_nothing() -> None:
 
 def test_new_gone_and_moved_evictions_and_drift_are_named() -> None:
     objects = build_cluster(8, 8, seed=2, now=NOW)
-    before = compute_plan(objects, SPEC, NOW, policy_kind="KubeDescheduler")
+    before = compute_plan_for_kind(objects, SPEC, NOW, policy_kind="KubeDescheduler")
     assert len(before["evictions"]) >= 2, "a cluster where the configuration evicts"
     after = copy.deepcopy(before)
     gone = after["evictions"].pop(0)
@@ -45,7 +45,7 @@ def test_new_gone_and_moved_evictions_and_drift_are_named() -> None:
 
 
 def test_a_previous_plan_of_an_older_format_is_read_as_empty() -> None:
-    plan = compute_plan(build_cluster(4, 4, seed=1, now=NOW), SPEC, NOW, policy_kind="KubeDescheduler")
+    plan = compute_plan_for_kind(build_cluster(4, 4, seed=1, now=NOW), SPEC, NOW, policy_kind="KubeDescheduler")
     changes = diff_plans({"format_version": 0}, plan)
     assert changes["gone"] == [] and len(changes["new"]) == len(plan["evictions"])
     assert changes["utilization_drift"] == {"cpu": None, "memory": None}
