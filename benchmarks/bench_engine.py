@@ -112,15 +112,18 @@ def make_collection_importable() -> str:
 
 def import_engine_api() -> tuple[Any, Any]:
     make_collection_importable()
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
     from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import load_snapshot_file
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import (
+        compute_plan_for_kind,
+    )
 
-    return compute_plan, load_snapshot_file
+    return compute_plan_for_kind, load_snapshot_file
 
 
 def missing_engine_message(error: BaseException) -> str:
     return (f"the engine is not importable yet ({type(error).__name__}: {error}); expected "
-            f"{COLLECTION}.plugins.module_utils.engine.plan.compute_plan and .snapshot.load_snapshot_file")
+            f"{COLLECTION}.plugins.module_utils.kubedescheduler.planning.compute_plan_for_kind and "
+            "engine.snapshot.load_snapshot_file")
 
 
 # --------------------------------------------------------------------------------------------------------------

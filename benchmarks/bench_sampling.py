@@ -22,10 +22,12 @@ TARGET = (500, 30, 10, 60.0)  # nodes, pods per node, samples, seconds
 
 
 def timed_plan(snapshot: Any, now: str, samples: int, seed: int) -> tuple[float, dict]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import (
+        compute_plan_for_kind,
+    )
 
     started = time.perf_counter()
-    plan = compute_plan(snapshot, KUBEDESCHEDULER_SPEC, now, policy_kind="KubeDescheduler", samples=samples,
+    plan = compute_plan_for_kind(snapshot, KUBEDESCHEDULER_SPEC, now, policy_kind="KubeDescheduler", samples=samples,
                         seed=seed)
     return time.perf_counter() - started, plan
 

@@ -11,6 +11,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.inventory.variables import (
     describe_unknown,
     names_a_cluster,
@@ -56,11 +58,6 @@ class ActionModule(ActionBase):
     def _check_pinned_cluster(args: dict, pinned: str, host: str) -> dict:
         """Read the cluster's identity with the role's connection and compare it with descheduler_fleet_cluster_uid
         (the modules run on this controller, so it has the client library they use)."""
-        from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
-        from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
-            connect_to_intended_cluster,
-        )
-
         connection = {name: args.get(name) for name in CONNECTION_ARG_SPEC}
         try:
             api_client, identity = connect_to_intended_cluster(

@@ -35,18 +35,21 @@ description:
   - "One run at a time: a run with a O(journal) holds an exclusive lock on C(<journal>.lock), and with O(lease) a
     C(coordination.k8s.io/v1) Lease on the cluster, so two control nodes cannot evict on one cluster at once. A
     second run fails at once naming the holder, or waits up to O(lock_timeout) seconds."
+  - With O(report_dir), writes the result there as C(evict-result.json) and C(evict-result.md).
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
+  - descheduler.fleet.attributes
   - descheduler.fleet.connection
+  - descheduler.fleet.report
 attributes:
   check_mode:
     support: full
-    description: Can run in check_mode; every eviction is then a server-side dry run that changes nothing.
-    details: The journal is read but not written; report files, when asked for, are written.
+    details: Every eviction is a server-side dry run that changes nothing. The journal is read but not written;
+      report files, when asked for, are written.
   diff_mode:
     support: none
-    description: Evictions have no diff.
+    details: Evictions have no diff.
 options:
   plan:
     description:
@@ -214,12 +217,6 @@ options:
         on a VM that is not live-migratable). Their VM is stopped or restarted.
     type: bool
     default: false
-  report_dir:
-    description: When set, write the result there as C(evict-result.json) and C(evict-result.md).
-    type: path
-  cluster_name:
-    description: Name of the cluster, shown in reports.
-    type: str
   expected_cluster_uid:
     description:
       - The UID of the C(kube-system) namespace of the cluster this run must act on (C(kubectl get namespace
@@ -400,13 +397,18 @@ report_files:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CONNECTION_ARG_SPEC,
+    IDENTITY_ARG_SPEC,
+    REPORT_ARG_SPEC,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.result import nothing_but_failures
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.evict import run_evict
 
-ARGUMENT_SPEC = dict(
-    CONNECTION_ARG_SPEC,
+ARGUMENT_SPEC = argument_spec(
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, REPORT_ARG_SPEC,
     plan=dict(type="dict"),
     plan_file=dict(type="path"),
     pods=dict(type="list", elements="dict", options=dict(
@@ -437,9 +439,6 @@ ARGUMENT_SPEC = dict(
         migration_timeout=dict(type="float", default=900),
     )),
     allow_vm_restart=dict(type="bool", default=False),
-    report_dir=dict(type="path"),
-    cluster_name=dict(type="str"),
-    expected_cluster_uid=dict(type="str"),
     lock_timeout=dict(type="float", default=0),
     lease=dict(type="dict", options=dict(
         namespace=dict(type="str", required=True),

@@ -16,14 +16,15 @@ description:
   - Does not talk to any cluster.
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
+extends_documentation_fragment:
+  - descheduler.fleet.attributes
 attributes:
   check_mode:
     support: full
-    description: Can run in check_mode.
     details: Report files are written in check mode too; they change no cluster.
   diff_mode:
     support: none
-    description: Nothing is changed in a cluster, so there is no diff.
+    details: Nothing is changed in a cluster, so there is no diff.
 options:
   clusters:
     description:
@@ -54,6 +55,12 @@ options:
       - Directory to write the fleet summary into; created if needed.
     type: path
     required: true
+  report_template_dir:
+    description:
+      - A directory of Jinja2 templates that replace the shipped ones of the same name (for example
+        C(fleet.html), C(fleet.md), C(style.css)); HTML templates are autoescaped. See docs/reports.md.
+      - A template that does not render fails the task before any file is written.
+    type: path
 """
 
 EXAMPLES = r"""
@@ -78,6 +85,7 @@ fleet:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.fleet_report import (
     summarize_fleet,
     write_fleet_summary,
@@ -97,6 +105,7 @@ ARGUMENT_SPEC = dict(
         ),
     ),
     report_dir=dict(type="path", required=True),
+    report_template_dir=dict(type="path"),
 )
 
 
@@ -104,9 +113,12 @@ def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     clusters = module.params["clusters"]
     try:
-        files = write_fleet_summary(clusters, module.params["report_dir"])
+        files = write_fleet_summary(clusters, module.params["report_dir"],
+                                    template_dir=module.params["report_template_dir"])
     except OSError as exc:
         module.fail_json(msg=f"cannot write the fleet summary into {module.params['report_dir']}: {exc}")
+    except FleetError as exc:  # a user's template that does not render
+        module.fail_json(msg=exc.user_message())
     module.exit_json(changed=False, files=files,
                      fleet=summarize_fleet(clusters, out_dir=module.params["report_dir"]))
 

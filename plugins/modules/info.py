@@ -23,16 +23,15 @@ description:
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
+  - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.cluster_identity
 attributes:
   check_mode:
     support: full
-    description: Can run in check_mode and return changed status prediction without modifying the cluster.
     details: The module only reads.
   diff_mode:
     support: none
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
 options:
   read_log:
     description: Read and parse the operand pod's log.
@@ -153,12 +152,12 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
     CONNECTION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import run_kdo_task
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.info import run_info
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec
 
-ARGUMENT_SPEC = dict(
-    CONNECTION_ARG_SPEC,
-    **IDENTITY_ARG_SPEC,
+ARGUMENT_SPEC = argument_spec(
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC,
     read_log=dict(type="bool", default=True),
     log_lines=dict(type="int", default=10000),
     upstream_namespace=dict(type="str", default="kube-system"),
@@ -169,7 +168,7 @@ ARGUMENT_SPEC = dict(
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    info = run_kdo_task(module, run_info, module.params)
+    info = run_and_report(module, run_info, module.params)
     module.exit_json(changed=False, **info)
 
 

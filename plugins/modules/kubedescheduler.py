@@ -20,23 +20,25 @@ description:
     the task and names the field, the value, why, and the fix; nothing is written. Warnings are returned and shown.
   - With O(wait), waits until the operator rolled the descheduler out with the new generation and reports no
     C(TargetConfigControllerDegraded) condition, then returns the policy it rendered (ConfigMap C(cluster),
-    key C(policy.yaml)).
+    key C(policy.yaml)); the wait fails if the operator reports Degraded or does not apply the spec. With
+    O(state=absent), waits until the operator's Deployment and ConfigMap are garbage-collected.
   - O(legacy_spec) takes a C(v1beta1) spec (OKD/OpenShift 4.4 to 4.8, C(strategies) with params) and translates it to
     the nearest v1 profiles and customizations, with a report of what maps, what changes meaning and what cannot be
     expressed.
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
+  - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.cluster_identity
+  - descheduler.fleet.field_validation
+  - descheduler.fleet.wait
 attributes:
   check_mode:
     support: full
-    description: Can run in check_mode and return changed status prediction without modifying the cluster.
     details: Validates and compares, changes nothing, and says what would change in RV(changes) and RV(msg).
   diff_mode:
     support: full
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     details: The spec before and after (CRD defaults applied; operator-owned fields left out).
 options:
   state:
@@ -158,34 +160,10 @@ options:
   management_state:
     description: C(spec.managementState), normally C(Managed). The operator does not act on other values.
     type: str
-  wait:
-    description:
-      - Wait for the operator to roll the descheduler out with the new spec (and, with O(state=absent), for the
-        Deployment and ConfigMap to be garbage-collected). Fails if it reports Degraded or does not apply the spec.
-    type: bool
-    default: true
-  wait_timeout:
-    description: Seconds to wait.
-    type: int
-    default: 300
-  wait_sleep:
-    description: Seconds between two checks while waiting.
-    type: int
-    default: 5
   fail_on_warnings:
     description: Treat validation warnings (legal but surprising settings) as errors.
     type: bool
     default: false
-  field_validation:
-    description:
-      - What to do with fields of the C(KubeDescheduler) spec that C(operator.openshift.io/v1) does not have (a
-        misspelt C(profileCustomisations) or C(modee)), named as the API server's C(fieldValidation).
-      - C(Strict) fails the task before anything else, naming each field with the closest known one.
-      - C(Warn) passes them on with a warning (the API server prunes them, as it does for a structural CRD) - for
-        fields of a newer operator this collection does not know yet. C(Ignore) passes them on silently.
-    type: str
-    choices: [Strict, Warn, Ignore]
-    default: Strict
 notes:
   - The resource is always C(cluster) in C(openshift-kube-descheduler-operator); the operator reads no other.
   - Not checkable from outside the operator pod, so only warned about, is PSI (C(/proc/pressure)) for the KubeVirt
@@ -310,10 +288,13 @@ diff:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
     CONNECTION_ARG_SPEC,
+    FIELD_VALIDATION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
+    WAIT_ARG_SPEC,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.apply import run_kubedescheduler
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import run_kdo_task
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec
 
 NAMESPACES_SPEC = dict(included=dict(type="list", elements="str"), excluded=dict(type="list", elements="str"))
 CUSTOMIZATIONS_SPEC = dict(
@@ -331,9 +312,8 @@ CUSTOMIZATIONS_SPEC = dict(
     dev_max_migration_cooldown=dict(type="str"),
     dev_migration_history_window=dict(type="str"),
 )
-ARGUMENT_SPEC = dict(
-    CONNECTION_ARG_SPEC,
-    **IDENTITY_ARG_SPEC,
+ARGUMENT_SPEC = argument_spec(
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, FIELD_VALIDATION_ARG_SPEC, WAIT_ARG_SPEC,
     state=dict(type="str", choices=["present", "absent"], default="present"),
     spec=dict(type="dict"),
     legacy_spec=dict(type="dict"),
@@ -345,18 +325,14 @@ ARGUMENT_SPEC = dict(
     log_level=dict(type="str"),
     operator_log_level=dict(type="str"),
     management_state=dict(type="str"),
-    wait=dict(type="bool", default=True),
-    wait_timeout=dict(type="int", default=300),
-    wait_sleep=dict(type="int", default=5),
     fail_on_warnings=dict(type="bool", default=False),
-    field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
 )
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("spec", "legacy_spec")],
                            supports_check_mode=True)
-    result = run_kdo_task(module, run_kubedescheduler, module.params, module.check_mode)
+    result = run_and_report(module, run_kubedescheduler, module.params, module.check_mode)
     for finding in result.get("validation_warnings", []):
         module.warn(finding["message"])
     for note in result.get("notes", []):

@@ -19,16 +19,18 @@ description:
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
+  - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.cluster_identity
   - descheduler.fleet.prometheus
+  - descheduler.fleet.listing
 attributes:
   check_mode:
     support: full
-    description: Reads everything and reports whether the files would change, without writing them.
+    details: Reads everything and reports whether the files would change, without writing them.
   diff_mode:
     support: none
-    description: The files are data, reported as changed or not.
+    details: The files are data, reported as changed or not.
 options:
   dest:
     description: File for the NodeMetrics and PodMetrics (JSON).
@@ -58,11 +60,6 @@ options:
     description:
       - Prometheus URL. Defaults to the C(openshift-monitoring/prometheus-k8s) route of the cluster.
     type: str
-
-  page_size:
-    description: Objects per page when listing the metrics API.
-    type: int
-    default: 500
 """
 
 EXAMPLES = r"""
@@ -121,15 +118,15 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
     CONNECTION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
+    LISTING_ARG_SPEC,
     PROMETHEUS_ARG_SPEC,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.metrics_record import run_record
 
-ARGUMENT_SPEC = dict(
-    CONNECTION_ARG_SPEC,
-    **IDENTITY_ARG_SPEC,
-    **PROMETHEUS_ARG_SPEC,
+ARGUMENT_SPEC = argument_spec(
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, PROMETHEUS_ARG_SPEC, LISTING_ARG_SPEC,
     dest=dict(type="path"),
     prometheus_dest=dict(type="path"),
     queries=dict(type="list", elements="str"),
@@ -137,15 +134,13 @@ ARGUMENT_SPEC = dict(
     kubedescheduler=dict(type="dict"),
     now=dict(type="str"),
     prometheus_url=dict(type="str"),
-    page_size=dict(type="int", default=500),
 )
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("policy", "kubedescheduler")],
                            required_one_of=[("dest", "prometheus_dest")], supports_check_mode=True)
-    result = run_and_report(module, run_record, module.params, module.check_mode)
-    module.exit_json(**result)
+    finish(module, run_and_report(module, run_record, module.params, module.check_mode))
 
 
 if __name__ == "__main__":

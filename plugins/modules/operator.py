@@ -13,12 +13,13 @@ description:
     C(openshift-kube-descheduler-operator) labelled C(openshift.io/cluster-monitoring: \"true\"), an OperatorGroup
     targeting it and a Subscription to package C(cluster-kube-descheduler-operator). The catalog is read first
     (PackageManifest), so a missing package, channel or CSV fails with the list of what the catalog offers."
-  - With O(install_plan_approval=Manual), only the InstallPlan that installs the requested CSV is approved
-    (O(starting_csv), else the channel head for a first install); an InstallPlan for any other version, such as an
-    upgrade that was not asked for, is left waiting and reported in RV(pending_upgrade).
+  - The OLM options (O(channel), O(source), O(source_namespace), O(starting_csv), O(install_plan_approval)) apply to
+    O(flavor=olm) only. With O(install_plan_approval=Manual), an upgrade that was not asked for is left waiting
+    (RV(pending_upgrade)).
   - With O(wait), waits until the Subscription's installed CSV is C(Succeeded) and the
     C(kubedeschedulers.operator.openshift.io) CRD is established, and reports the installed version. A CSV that
-    fails stops the wait with its reason and message.
+    fails stops the wait with its reason and message. With O(flavor=upstream) or O(flavor=volcano), waits until the
+    descheduler Deployment is rolled out.
   - "O(flavor=upstream) (plain Kubernetes): deploys the kubernetes-sigs descheduler as its Helm chart does:
     ServiceAccount, ClusterRole and ClusterRoleBinding, the policy ConfigMap, and a Deployment (O(upstream.interval)
     loop) or a CronJob (O(upstream.schedule)). The policy is validated before anything is written."
@@ -42,17 +43,18 @@ description:
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
+  - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.cluster_identity
+  - descheduler.fleet.olm
+  - descheduler.fleet.wait
 attributes:
   check_mode:
     support: full
-    description: Can run in check_mode and return changed status prediction without modifying the cluster.
     details: Reads the cluster (the catalog included) and reports in RV(actions) what it would create, update,
       approve or delete; nothing is written and nothing is awaited.
   diff_mode:
     support: full
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     details: Before and after of every object created, updated or deleted (status and server bookkeeping left out).
 options:
   flavor:
@@ -68,44 +70,6 @@ options:
     type: str
     choices: [present, absent]
     default: present
-  channel:
-    description: The package channel to subscribe to (O(flavor=olm)).
-    type: str
-    default: stable
-  source:
-    description: The CatalogSource offering the package (O(flavor=olm)).
-    type: str
-    default: redhat-operators
-  source_namespace:
-    description: The namespace of O(source).
-    type: str
-    default: openshift-marketplace
-  starting_csv:
-    description:
-      - The CSV to install, for example C(clusterkubedescheduleroperator.v5.3.2); it must be in O(channel).
-      - With O(install_plan_approval=Manual) it is a version pin; only the InstallPlan for this CSV is approved, and
-        changing it to a newer CSV of the channel approves that upgrade.
-      - With C(Automatic) approval OLM upgrades past it on its own (a warning says so).
-    type: str
-  install_plan_approval:
-    description: The Subscription's C(installPlanApproval).
-    type: str
-    choices: [Automatic, Manual]
-    default: Automatic
-  wait:
-    description:
-      - Wait for the install (CSV C(Succeeded), CRD established, upstream Deployment rolled out) or the removal
-        (operand Deployments and namespace gone). Never in check mode.
-    type: bool
-    default: true
-  wait_timeout:
-    description: Seconds each wait may last before the module fails with the last state it saw.
-    type: int
-    default: 600
-  wait_sleep:
-    description: Seconds between two checks while waiting.
-    type: int
-    default: 5
   remove_crd:
     description:
       - With O(state=absent) and O(flavor=olm), also delete the C(kubedeschedulers.operator.openshift.io) CRD
@@ -395,65 +359,28 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
     CONNECTION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
+    OLM_ARG_SPEC,
+    WAIT_ARG_SPEC,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args import UPSTREAM_ARG_SPEC, VOLCANO_ARG_SPEC
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import run_operator
 
-UPSTREAM_SPEC = dict(
-    name=dict(type="str", default="descheduler"),
-    namespace=dict(type="str", default="kube-system"),
-    image=dict(type="str", default="registry.k8s.io/descheduler/descheduler"),
-    version=dict(type="str", default="v0.36.0"),
-    mode=dict(type="str", choices=["predictive", "automatic"], default="predictive"),
-    kind=dict(type="str", choices=["deployment", "cronjob"], default="deployment"),
-    interval=dict(type="str", default="5m"),
-    schedule=dict(type="str", default="*/2 * * * *"),
-    policy=dict(type="dict"),
-    priority_class_name=dict(type="str", default="system-cluster-critical"),
-    log_level=dict(type="int", default=3),
-    extra_args=dict(type="list", elements="str", default=[]),
-)
-
-VOLCANO_SPEC = dict(
-    name=dict(type="str", default="volcano-descheduler"),
-    namespace=dict(type="str", default="volcano-system"),
-    image=dict(type="str", default="docker.io/volcanosh/vc-descheduler"),
-    version=dict(type="str", default="v0.1.0"),
-    mode=dict(type="str", choices=["predictive", "automatic"], default="predictive"),
-    interval=dict(type="str", default="10m"),
-    policy=dict(type="dict"),
-    log_level=dict(type="int", default=3),
-    extra_args=dict(type="list", elements="str", default=[]),
-)
-
-ARGUMENT_SPEC = dict(
-    CONNECTION_ARG_SPEC,
-    **IDENTITY_ARG_SPEC,
+ARGUMENT_SPEC = argument_spec(
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC,
     flavor=dict(type="str", choices=["olm", "upstream", "volcano"], default="olm"),
     state=dict(type="str", choices=["present", "absent"], default="present"),
-    channel=dict(type="str", default="stable"),
-    source=dict(type="str", default="redhat-operators"),
-    source_namespace=dict(type="str", default="openshift-marketplace"),
-    starting_csv=dict(type="str"),
-    install_plan_approval=dict(type="str", choices=["Automatic", "Manual"], default="Automatic"),
-    wait=dict(type="bool", default=True),
-    wait_timeout=dict(type="int", default=600),
-    wait_sleep=dict(type="int", default=5),
     remove_crd=dict(type="bool", default=False),
-    upstream=dict(type="dict", options=UPSTREAM_SPEC, apply_defaults=True),
-    volcano=dict(type="dict", options=VOLCANO_SPEC, apply_defaults=True),
+    upstream=dict(type="dict", options=UPSTREAM_ARG_SPEC, apply_defaults=True),
+    volcano=dict(type="dict", options=VOLCANO_ARG_SPEC, apply_defaults=True),
     volcano_scheduler_config=dict(type="raw", aliases=["scheduler_config"]),
 )
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    result = run_and_report(module, run_operator, module.params, module.check_mode, module._diff)
-    for warning in result.pop("warnings"):
-        module.warn(warning)
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    finish(module, run_and_report(module, run_operator, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -16,20 +16,26 @@ description:
     PersistentVolumeClaims, each listed once in pages as raw JSON) or taken from a snapshot file.
   - The policy is a C(descheduler/v1alpha2) DeschedulerPolicy, the spec of an OpenShift C(KubeDescheduler)
     (translated as the Kube Descheduler Operator renders it), or read from the live cluster.
+  - With O(report_dir), writes the plan there as C(plan.json), C(plan.md) and a self-contained C(plan.html) with a
+    before/after utilization chart per node.
   - Never changes the cluster.
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
+  - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.prometheus
+  - descheduler.fleet.field_validation
+  - descheduler.fleet.listing
+  - descheduler.fleet.report
 attributes:
   check_mode:
     support: full
-    description: Can run in check_mode and return the same plan; it only reads the cluster.
-    details: Report files, when asked for, are written in check mode too.
+    details: Returns the same plan; it only reads the cluster. Report files, when asked for, are written in check
+      mode too.
   diff_mode:
     support: none
-    description: Nothing is changed, so there is no diff.
+    details: Nothing is changed, so there is no diff.
 options:
   snapshot:
     description:
@@ -51,16 +57,6 @@ options:
       - Mutually exclusive with O(policy).
       - Fields C(operator.openshift.io/v1) does not have are refused (see O(field_validation)).
     type: dict
-  field_validation:
-    description:
-      - What to do with fields of the C(KubeDescheduler) spec that C(operator.openshift.io/v1) does not have (a
-        misspelt C(profileCustomisations) or C(modee)), named as the API server's C(fieldValidation).
-      - C(Strict) fails the task before anything is planned, naming each field with the closest known one.
-      - C(Warn) passes them on with a warning (the API server prunes them, as it does for a structural CRD) - for
-        fields of a newer operator this collection does not know yet. C(Ignore) passes them on silently.
-    type: str
-    choices: [Strict, Warn, Ignore]
-    default: Strict
   previous_plan:
     description:
       - The path of this cluster's plan from an earlier run (its C(plan.json), for example in O(report_dir)). The
@@ -190,20 +186,6 @@ options:
       - Without it, pods of C(default-scheduler) use the upstream default profile; pods of any other scheduler are
         reported as not placed.
     type: raw
-  page_size:
-    description:
-      - Objects per page when listing a live cluster (C(limit)/C(continue) paging).
-    type: int
-    default: 500
-  report_dir:
-    description:
-      - When set, write the plan there as C(plan.json), C(plan.md) and a self-contained C(plan.html) with a
-        before/after utilization chart per node. The directory is created if needed.
-    type: path
-  cluster_name:
-    description:
-      - Name of the cluster, shown in reports.
-    type: str
   expected_cluster_uid:
     description:
       - The UID of the C(kube-system) namespace of the cluster this plan must be made on (C(kubectl get namespace
@@ -457,14 +439,19 @@ report_files:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
     CONNECTION_ARG_SPEC,
+    FIELD_VALIDATION_ARG_SPEC,
+    IDENTITY_ARG_SPEC,
+    LISTING_ARG_SPEC,
     PROMETHEUS_ARG_SPEC,
+    REPORT_ARG_SPEC,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import FAIL_ON_CHOICES, run_plan
 
-ARGUMENT_SPEC = dict(
-    CONNECTION_ARG_SPEC,
-    **PROMETHEUS_ARG_SPEC,
+ARGUMENT_SPEC = argument_spec(
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, PROMETHEUS_ARG_SPEC, FIELD_VALIDATION_ARG_SPEC, LISTING_ARG_SPEC,
+    REPORT_ARG_SPEC,
     snapshot=dict(type="path"),
     policy=dict(type="dict"),
     kubedescheduler=dict(type="dict"),
@@ -485,11 +472,6 @@ ARGUMENT_SPEC = dict(
     seed=dict(type="int"),
     placement=dict(type="bool", default=False),
     scheduler_config=dict(type="raw"),
-    page_size=dict(type="int", default=500),
-    report_dir=dict(type="path"),
-    cluster_name=dict(type="str"),
-    expected_cluster_uid=dict(type="str"),
-    field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
     verify=dict(type="str", choices=["none", "server"], default="none"),
     fail_on=dict(type="list", elements="str", choices=list(FAIL_ON_CHOICES), default=[]),
     previous_plan=dict(type="path"),
@@ -503,14 +485,12 @@ def main() -> None:
         supports_check_mode=True,
     )
     plan = run_and_report(module, run_plan, module.params)
-    # Ansible moves a result's "warnings" into its own warning channel, so the plan's are returned as plan_warnings
-    plan["plan_warnings"] = plan.pop("warnings", [])
-    for warning in plan["plan_warnings"]:
-        module.warn(warning)
     if plan["fail_on_matched"]:
-        module.fail_json(msg=f"the plan met fail_on ({', '.join(module.params['fail_on'])}): "
-                             + "; ".join(plan["fail_on_matched"]), **plan)
-    module.exit_json(changed=False, **plan)
+        plan.update(failed=True, msg=f"the plan met fail_on ({', '.join(module.params['fail_on'])}): "
+                                     + "; ".join(plan["fail_on_matched"]))
+    else:
+        plan["changed"] = False
+    finish(module, plan, warnings_key="plan_warnings")
 
 
 if __name__ == "__main__":

@@ -20,13 +20,15 @@ description:
     M(descheduler.fleet.info)).
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
+extends_documentation_fragment:
+  - descheduler.fleet.attributes
 attributes:
   check_mode:
     support: full
-    description: The same verdict in check mode; nothing is changed.
+    details: The same verdict in check mode; nothing is changed.
   diff_mode:
     support: none
-    description: Nothing is changed, so there is no diff.
+    details: Nothing is changed, so there is no diff.
 options:
   plan:
     description:

@@ -14,11 +14,11 @@ description:
   - "Installs the Secondary Scheduler Operator through OLM with the same steps as M(descheduler.fleet.operator)
     (package C(openshift-secondary-scheduler-operator) in namespace C(openshift-secondary-scheduler-operator)):
     the catalog is read first, with O(install_plan_approval=Manual) only the InstallPlan of the requested CSV is
-    approved, and the module waits for the CSV to succeed."
+    approved, and with O(wait) the module waits for the CSV to succeed."
   - Writes the KubeSchedulerConfiguration into ConfigMap O(config_map_name) (key C(config.yaml)), built from
     O(trimaran) (one profile scoring with C(TargetLoadPacking), the resource-based scores off) or given whole in
-    O(scheduler_config); creates or updates the C(SecondaryScheduler) C(cluster); waits for the operator's
-    C(secondary-scheduler) Deployment to be available.
+    O(scheduler_config); creates or updates the C(SecondaryScheduler) C(cluster); with O(wait), waits for the
+    operator's C(secondary-scheduler) Deployment to be available.
   - "The configuration is checked before anything is written: apiVersion and kind, one C(schedulerName) per
     profile (never C(default-scheduler)), known plugins at each extension point, score weights, one
     C(pluginConfig) per plugin, Trimaran args (C(targetUtilization) above 0 and at most 100, C(defaultRequests)
@@ -34,17 +34,18 @@ description:
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
+  - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.cluster_identity
+  - descheduler.fleet.olm
+  - descheduler.fleet.wait
 attributes:
   check_mode:
     support: full
-    description: Can run in check_mode and return changed status prediction without modifying the cluster.
     details: Reads the cluster (the catalog included), checks the configuration, and reports in RV(actions) what it
       would create, update, approve or delete; nothing is written and nothing is awaited.
   diff_mode:
     support: full
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     details: Before and after of every object created, updated or deleted, the ConfigMap's C(config.yaml) included.
 options:
   state:
@@ -119,40 +120,6 @@ options:
     type: str
     choices: [Normal, Debug, Trace, TraceAll]
     default: Normal
-  channel:
-    description: The package channel to subscribe to.
-    type: str
-    default: stable
-  source:
-    description: The CatalogSource offering the package.
-    type: str
-    default: redhat-operators
-  source_namespace:
-    description: The namespace of O(source).
-    type: str
-    default: openshift-marketplace
-  starting_csv:
-    description:
-      - The CSV to install, for example C(secondaryscheduleroperator.v1.4.0); with O(install_plan_approval=Manual)
-        a version pin.
-    type: str
-  install_plan_approval:
-    description: The Subscription's C(installPlanApproval).
-    type: str
-    choices: [Automatic, Manual]
-    default: Automatic
-  wait:
-    description: Wait for the operator's CSV, then the scheduler Deployment (or, when removing, for them to go).
-    type: bool
-    default: true
-  wait_timeout:
-    description: Seconds each wait may last before the module fails with the last state it saw.
-    type: int
-    default: 600
-  wait_sleep:
-    description: Seconds between two checks while waiting.
-    type: int
-    default: 5
 notes:
   - The operator only works in the namespace C(openshift-secondary-scheduler-operator) and reconciles only the
     C(SecondaryScheduler) named C(cluster).
@@ -300,8 +267,11 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
     CONNECTION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
+    OLM_ARG_SPEC,
+    WAIT_ARG_SPEC,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.runner import (
     run_secondary_scheduler,
 )
@@ -322,9 +292,8 @@ TRIMARAN_SPEC = dict(
     watcher_address=dict(type="str"),
 )
 
-ARGUMENT_SPEC = dict(
-    CONNECTION_ARG_SPEC,
-    **IDENTITY_ARG_SPEC,
+ARGUMENT_SPEC = argument_spec(
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC,
     state=dict(type="str", choices=["present", "absent"], default="present"),
     scheduler_image=dict(type="str"),
     scheduler_name=dict(type="str", default="secondary-scheduler"),
@@ -333,26 +302,13 @@ ARGUMENT_SPEC = dict(
     trimaran=dict(type="dict", options=TRIMARAN_SPEC, apply_defaults=True),
     check_metric_provider=dict(type="bool", default=False),
     log_level=dict(type="str", choices=["Normal", "Debug", "Trace", "TraceAll"], default="Normal"),
-    channel=dict(type="str", default="stable"),
-    source=dict(type="str", default="redhat-operators"),
-    source_namespace=dict(type="str", default="openshift-marketplace"),
-    starting_csv=dict(type="str"),
-    install_plan_approval=dict(type="str", choices=["Automatic", "Manual"], default="Automatic"),
-    wait=dict(type="bool", default=True),
-    wait_timeout=dict(type="int", default=600),
-    wait_sleep=dict(type="int", default=5),
 )
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
                            required_if=[("state", "present", ("scheduler_image",))])
-    result = run_and_report(module, run_secondary_scheduler, module.params, module.check_mode, module._diff)
-    for warning in result.pop("warnings"):
-        module.warn(warning)
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    finish(module, run_and_report(module, run_secondary_scheduler, module.params, module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

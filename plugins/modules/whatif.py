@@ -18,21 +18,27 @@ description:
     evictions (with O(samples)), the utilization spread before, after the evictions and after placement (with
     O(placement)), and the replacements with nowhere to go.
   - Names the candidate that best meets O(objective).
+  - With O(report_dir), writes C(whatif.json), C(whatif.md) and C(whatif.html) (the candidates side by side) there,
+    and each candidate's plan report under C(<report_dir>/<candidate name>/).
   - Never changes the cluster.
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
+  - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.prometheus
   - descheduler.fleet.cluster_identity
+  - descheduler.fleet.field_validation
+  - descheduler.fleet.listing
+  - descheduler.fleet.report
 attributes:
   check_mode:
     support: full
-    description: Can run in check_mode and returns the same comparison; it only reads the cluster.
-    details: Report files, when asked for, are written in check mode too.
+    details: Returns the same comparison; it only reads the cluster. Report files, when asked for, are written in
+      check mode too.
   diff_mode:
     support: none
-    description: Nothing is changed, so there is no diff.
+    details: Nothing is changed, so there is no diff.
 options:
   candidates:
     description:
@@ -143,26 +149,6 @@ options:
   scheduler_config:
     description: The scheduler configuration of the placement preview, as M(descheduler.fleet.plan)'s.
     type: raw
-  page_size:
-    description: Objects per list request when reading a live cluster.
-    type: int
-    default: 500
-  field_validation:
-    description:
-      - Fields of a C(kubedescheduler) candidate that C(operator.openshift.io/v1) does not have - C(Strict) fails
-        before anything is read, naming each with the closest known field; C(Warn) passes them on with a warning;
-        C(Ignore) passes them on silently.
-    type: str
-    choices: [Strict, Warn, Ignore]
-    default: Strict
-  report_dir:
-    description:
-      - Write C(whatif.json), C(whatif.md) and C(whatif.html) (the candidates side by side) here, and each
-        candidate's plan report under C(<report_dir>/<candidate name>/).
-    type: path
-  cluster_name:
-    description: The cluster's name in the result and the reports.
-    type: str
 requirements:
   - kubernetes >= 31.0.0 (for a live cluster)
   - PyYAML
@@ -277,16 +263,19 @@ report_files:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
     CONNECTION_ARG_SPEC,
+    FIELD_VALIDATION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
+    LISTING_ARG_SPEC,
     PROMETHEUS_ARG_SPEC,
+    REPORT_ARG_SPEC,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.whatif import run_whatif
 
-ARGUMENT_SPEC = dict(
-    CONNECTION_ARG_SPEC,
-    **IDENTITY_ARG_SPEC,
-    **PROMETHEUS_ARG_SPEC,
+ARGUMENT_SPEC = argument_spec(
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, PROMETHEUS_ARG_SPEC, FIELD_VALIDATION_ARG_SPEC, LISTING_ARG_SPEC,
+    REPORT_ARG_SPEC,
     candidates=dict(type="list", elements="dict"),
     threshold_search=dict(type="dict", options=dict(
         policy=dict(type="dict", required=True),
@@ -311,22 +300,14 @@ ARGUMENT_SPEC = dict(
     seed=dict(type="int"),
     placement=dict(type="bool", default=False),
     scheduler_config=dict(type="raw"),
-    page_size=dict(type="int", default=500),
-    field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
-    report_dir=dict(type="path"),
-    cluster_name=dict(type="str"),
 )
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, required_one_of=[("candidates", "threshold_search")],
                            supports_check_mode=True)
-    result = run_and_report(module, run_whatif, module.params)
-    # Ansible moves a result's "warnings" into its own channel: returned as whatif_warnings, shown as warnings
-    result["whatif_warnings"] = result.pop("warnings", [])
-    for warning in result["whatif_warnings"]:
-        module.warn(warning)
-    module.exit_json(changed=False, **result)
+    finish(module, {**run_and_report(module, run_whatif, module.params), "changed": False},
+           warnings_key="whatif_warnings")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
-"""Connection options shared by every module that talks to a cluster, as plain data (no Ansible import).
+"""The option groups shared by several modules, as plain data (no Ansible import); each has a doc fragment.
 
-The option names, types, aliases and ``K8S_AUTH_*`` environment variables are those of kubernetes.core's
-``AUTH_ARG_SPEC``, so playbooks, ``module_defaults`` and the AWX/AAP "OpenShift or Kubernetes API Bearer Token"
-credential (which injects ``K8S_AUTH_*``) work unchanged. The environment fallback is done by
-``cluster.client.resolve_connection`` rather than by Ansible's ``fallback`` so the documentation stays identical
-to kubernetes.core's ``k8s_auth_options``.
+The connection options (every module that talks to a cluster) have the names, types, aliases and ``K8S_AUTH_*``
+environment variables of kubernetes.core's ``AUTH_ARG_SPEC``, so playbooks, ``module_defaults`` and the AWX/AAP
+"OpenShift or Kubernetes API Bearer Token" credential (which injects ``K8S_AUTH_*``) work unchanged. The environment
+fallback is done by ``cluster.client.resolve_connection`` rather than by Ansible's ``fallback`` so the documentation
+stays identical to kubernetes.core's ``k8s_auth_options``.
 """
 
 from __future__ import annotations
@@ -75,4 +75,44 @@ PROMETHEUS_ARG_SPEC: dict[str, dict] = {
         "namespace": {"type": "str", "required": True}, "name": {"type": "str", "required": True}}},
     "prometheus_ca_cert": {"type": "path"},
     "prometheus_validate_certs": {"type": "bool", "default": True},
+}
+
+
+# The options below are shared by several modules. Each group has its doc fragment (plugins/doc_fragments/<name>.py)
+# holding the same names, types and defaults; tests/unit/test_module_options.py checks that they agree, so a default
+# is written here and in that fragment only, never in a module.
+
+# Waiting for what a task installed or removed (doc fragment descheduler.fleet.wait). 600 s, the time an OLM
+# install may take (bundle unpack, CSV, operator Deployment), is also the bound of a descheduler rollout: a wait
+# ends as soon as the state is reached, so the bound only delays the report of a rollout that will not finish.
+WAIT_ARG_SPEC: dict[str, dict] = {
+    "wait": {"type": "bool", "default": True},
+    "wait_timeout": {"type": "int", "default": 600},
+    "wait_sleep": {"type": "int", "default": 5},
+}
+
+# The OLM Subscription of an operator (doc fragment descheduler.fleet.olm).
+OLM_ARG_SPEC: dict[str, dict] = {
+    "channel": {"type": "str", "default": "stable"},
+    "source": {"type": "str", "default": "redhat-operators"},
+    "source_namespace": {"type": "str", "default": "openshift-marketplace"},
+    "starting_csv": {"type": "str"},
+    "install_plan_approval": {"type": "str", "choices": ["Automatic", "Manual"], "default": "Automatic"},
+}
+
+# Where a module writes its report files and the cluster name they show (doc fragment descheduler.fleet.report).
+REPORT_ARG_SPEC: dict[str, dict] = {
+    "report_dir": {"type": "path"},
+    "cluster_name": {"type": "str"},
+    "report_template_dir": {"type": "path"},
+}
+
+# Unknown fields of a KubeDescheduler spec (doc fragment descheduler.fleet.field_validation).
+FIELD_VALIDATION_ARG_SPEC: dict[str, dict] = {
+    "field_validation": {"type": "str", "choices": ["Strict", "Warn", "Ignore"], "default": "Strict"},
+}
+
+# Paging of the list requests to a live cluster (doc fragment descheduler.fleet.listing).
+LISTING_ARG_SPEC: dict[str, dict] = {
+    "page_size": {"type": "int", "default": 500},
 }

@@ -11,8 +11,10 @@ import re
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 
-class ClusterError(Exception):
+
+class ClusterError(FleetError):
     """Base class of every error raised by the cluster I/O layer."""
 
 
@@ -107,6 +109,9 @@ class ClusterApiError(ClusterError):
     def is_expired(self) -> bool:
         """410: a list continue token (or resourceVersion) is too old; the list must start again."""
         return self.status == 410
+
+    def user_message(self) -> str:
+        return self.describe()
 
     def describe(self) -> str:
         """One message saying what failed and what to do about it."""

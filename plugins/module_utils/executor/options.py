@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 
 # KubeVirt's own defaults (virt-config parallelMigrationsPerCluster / parallelOutboundMigrationsPerNode): asking for
 # more only queues migrations inside KubeVirt while we count them as running.
@@ -17,7 +17,7 @@ DEFAULT_MAX_UNAVAILABLE = "25%"
 MAX_RETRY_DELAY = 30.0  # 429s carry no Retry-After (kubernetes #36409); back off, but keep trying often enough
 
 
-class ExecutorInputError(EngineError):
+class ExecutorInputError(FleetError, ValueError):
     """Bad executor input (options, plan, pod list): the message names the option and the fix."""
 
 

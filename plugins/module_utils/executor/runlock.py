@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Callable, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 
 WAIT_SLICE = 0.2  # seconds between two attempts while waiting for the lock
 
 
-class RunLockBusy(EngineError):
+class RunLockBusy(FleetError, ValueError):
     """Another run holds the lock; the message names it and the way out."""
 
 

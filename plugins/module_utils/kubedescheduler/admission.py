@@ -5,6 +5,10 @@ from __future__ import annotations
 import difflib
 from typing import Any, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import (
+    go_duration_ns,
+    is_openapi_duration,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
     Finding,
     _customizations,
@@ -13,10 +17,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     _is_int,
     _present,
     _suggest,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.go_duration import (
-    _is_openapi_duration,
-    parse_go_duration,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     ADMISSION_REJECTED,
@@ -159,10 +159,10 @@ def _check_duration(path: str, value: Any) -> list[Finding]:
     if not isinstance(value, str):
         return [_type_error(path, value, "a duration string")]
     try:
-        parse_go_duration(value)
+        go_duration_ns(value)
         return []
     except ValueError as go_error:
-        if _is_openapi_duration(value):
+        if is_openapi_duration(value):
             return [
                 _error(
                     path,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import SECOND
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.admission import (
     _EVICTION_LIMIT_FIELDS,
 )
@@ -14,9 +15,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     _namespace_lists,
     _present,
     _warning,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.go_duration import (
-    _SECOND,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.runtime_rules import (
     _duration_or_none,
@@ -190,7 +188,7 @@ def _warn_pod_lifetime(profiles: list[str], customizations: Optional[dict]) -> l
     if nanoseconds is None or nanoseconds < 0 or "LifecycleAndUtilization" not in profiles:
         return []
     path = "spec.profileCustomizations.podLifetime"
-    if nanoseconds < _SECOND:
+    if nanoseconds < SECOND:
         return [
             _warning(
                 path,
@@ -199,12 +197,12 @@ def _warn_pod_lifetime(profiles: list[str], customizations: Optional[dict]) -> l
                 'use a realistic lifetime, e.g. "24h"',
             )
         ]
-    if nanoseconds % _SECOND:
+    if nanoseconds % SECOND:
         return [
             _warning(
                 path,
                 value,
-                f"the operator truncates it to whole seconds ({nanoseconds // _SECOND})",
+                f"the operator truncates it to whole seconds ({nanoseconds // SECOND})",
                 "use whole seconds",
             )
         ]

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     ERROR,
     KUBEVIRT_PROFILES,
@@ -30,7 +31,7 @@ class Finding:
     fix: str = ""  # the remedy alone (also part of message)
 
 
-class KubeDeschedulerError(ValueError):
+class KubeDeschedulerError(FleetError, ValueError):
     """A spec the operator (or the API server) would not turn into a policy. Carries the first error's details."""
 
     def __init__(self, message: str, *, field: str, value: Any, fix: str, findings: tuple[Finding, ...] = ()) -> None:

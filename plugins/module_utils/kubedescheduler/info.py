@@ -37,7 +37,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     applied_generation,
     condition_text,
     degraded_conditions,
-    deployment_rolled_out,
+    operand_rolled_out,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.scheduler_info import (
     secondary_scheduler_facts,
@@ -187,7 +187,7 @@ def _operand_facts(workload: dict, kind: str, pods: list[dict], container_name: 
         "interval": _arg_value(args, "--descheduling-interval"),
         "schedule": (workload.get("spec") or {}).get("schedule") if kind == "CronJob" else None,
         "replicas": (workload.get("spec") or {}).get("replicas") if kind == "Deployment" else None,
-        "rolled_out": deployment_rolled_out(workload) if kind == "Deployment" else None,
+        "rolled_out": operand_rolled_out(workload) if kind == "Deployment" else None,
         "rendered_generation": applied_generation(workload) if kind == "Deployment" else None,
         "pods": [_pod_summary(p, container.get("name")) for p in pods],
     }

@@ -29,9 +29,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.go_duration import (
-    format_go_duration,
-)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import format_go_duration
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     LOW_NODE_UTILIZATION_PRESETS,
     PROFILES,

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import SECOND, format_go_duration
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
     _customizations,
     _has_any,
@@ -30,10 +31,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     _needs_prometheus,
     _valid_profiles,
     protected_namespaces,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.go_duration import (
-    _SECOND,
-    format_go_duration,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.runtime_rules import (
     _duration_or_none,
@@ -212,7 +209,7 @@ def _lifecycle_low_node_utilization(inputs: _RenderInputs) -> dict:
 def _pod_lifetime_seconds(customizations: Optional[dict]) -> int:
     nanoseconds = _duration_or_none((customizations or {}).get("podLifetime"))
     # Go: uint(Duration.Seconds()) truncates toward zero; negative values are refused by validation.
-    return DEFAULT_POD_LIFETIME_SECONDS if nanoseconds is None else nanoseconds // _SECOND
+    return DEFAULT_POD_LIFETIME_SECONDS if nanoseconds is None else nanoseconds // SECOND
 
 
 def _lifecycle_and_utilization(inputs: _RenderInputs, with_pod_lifetime: bool) -> dict:

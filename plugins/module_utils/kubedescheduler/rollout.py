@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw, get_text, list_raw
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import (
+    Clock,
+    Sleeper,
+    Waiter,
+    deployment_readiness,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import OperandNotReady
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     DEGRADED_CONDITION,
@@ -25,8 +31,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     POLICY_CONFIGMAP_PATH,
 )
 
-Clock = Callable[[], float]
-Sleeper = Callable[[float], None]
 DEGRADED_POLLS_TO_FAIL = 2  # a Degraded condition seen twice in a row is the operator's answer, not a stale one
 OPERATOR_LOG_TAIL = 300
 
@@ -47,18 +51,10 @@ def _replicas(deployment: dict) -> int:
     return 1 if value is None else int(value)
 
 
-def deployment_rolled_out(deployment: Optional[dict]) -> bool:
-    """kubectl rollout status: the controller saw the latest spec and every wanted replica is updated and available."""
-    if not deployment:
-        return False
-    wanted = _replicas(deployment)
-    status = deployment.get("status") or {}
-    if wanted == 0:
-        return False  # a descheduler scaled to 0 runs nothing
-    return (status.get("observedGeneration", 0) >= (deployment.get("metadata") or {}).get("generation", 0)
-            and status.get("updatedReplicas", 0) >= wanted
-            and status.get("replicas", 0) == status.get("updatedReplicas", 0)
-            and status.get("availableReplicas", 0) >= wanted)
+def operand_rolled_out(deployment: Optional[dict]) -> bool:
+    """The descheduler runs: rolled out as ``kubectl rollout status`` says, and not scaled to 0 (the operator's
+    answer to a configuration it refuses: a Deployment of 0 replicas is rolled out but runs nothing)."""
+    return deployment is not None and _replicas(deployment) > 0 and deployment_readiness(deployment).ready
 
 
 def applied_generation(deployment: Optional[dict]) -> Optional[str]:
@@ -87,7 +83,7 @@ class OperandState:
             "ready_replicas": status.get("readyReplicas", 0) if self.deployment else None,
             "updated_replicas": status.get("updatedReplicas", 0) if self.deployment else None,
             "rendered_generation": applied_generation(self.deployment),
-            "rolled_out": deployment_rolled_out(self.deployment),
+            "rolled_out": operand_rolled_out(self.deployment),
             "degraded": [{"type": c.get("type"), "reason": condition_text(c)} for c in self.degraded],
         }
 
@@ -128,40 +124,49 @@ def _timeout_error(api_client: Any, state: OperandState, generation: int, timeou
             f"the operator did not roll out generation {generation} of KubeDescheduler cluster within {timeout:g}s "
             f"(the descheduler still runs generation {applied_generation(state.deployment) or 'none'}); it may have "
             f"refused it without a condition (log-only).{hint}", **details)
+    readiness = deployment_readiness(state.deployment)
     return OperandNotReady(
         f"Deployment descheduler did not become available within {timeout:g}s with generation {generation} "
-        f"({state.summary()['ready_replicas']}/{state.summary()['replicas']} ready)", **details)
+        f"({readiness.message}; {state.summary()['ready_replicas']}/{state.summary()['replicas']} ready)", **details)
 
 
 def wait_for_rollout(api_client: Any, generation: int, *, timeout: float, sleep: float,
                      clock: Clock = time.monotonic, sleeper: Sleeper = time.sleep) -> OperandState:
-    """Until the operand runs ``generation`` and no Degraded condition is True; else ``OperandNotReady``."""
-    deadline = clock() + timeout
-    degraded_polls = 0
-    while True:
+    """Until the operand runs ``generation`` and no Degraded condition is True; else ``OperandNotReady``. A Degraded
+    condition seen twice in a row, or a Deployment past its progress deadline, ends the wait at once."""
+    degraded_polls = [0]
+
+    def observe() -> OperandState:
         state = read_operand_state(api_client)
-        if state.applied(generation) and deployment_rolled_out(state.deployment) and not state.degraded:
-            return state
-        degraded_polls = degraded_polls + 1 if state.degraded and not state.applied(generation) else 0
-        if degraded_polls >= DEGRADED_POLLS_TO_FAIL or clock() >= deadline:
+        degraded_polls[0] = degraded_polls[0] + 1 if state.degraded and not state.applied(generation) else 0
+        if degraded_polls[0] >= DEGRADED_POLLS_TO_FAIL:
             raise _timeout_error(api_client, state, generation, timeout)
-        sleeper(max(0.0, min(sleep, deadline - clock())))
+        readiness = deployment_readiness(state.deployment)
+        if state.applied(generation) and readiness.failed:
+            raise OperandNotReady(f"Deployment descheduler {readiness.message}", operand=state.summary())
+        return state
+
+    def done(state: OperandState) -> bool:
+        return state.applied(generation) and operand_rolled_out(state.deployment) and not state.degraded
+
+    waiter = Waiter(timeout=timeout, interval=sleep, clock=clock, sleep=sleeper)
+    return waiter.until(observe, done, lambda state: _timeout_error(api_client, state, generation, timeout)).value
 
 
 def wait_for_removal(api_client: Any, *, timeout: float, sleep: float, clock: Clock = time.monotonic,
                      sleeper: Sleeper = time.sleep) -> None:
     """Until garbage collection removed the operand Deployment and the policy ConfigMap."""
-    deadline = clock() + timeout
-    while True:
-        left = [path.rsplit("/", 2)[-2] + "/" + path.rsplit("/", 1)[-1]
+
+    def observe() -> list[str]:
+        return [path.rsplit("/", 2)[-2] + "/" + path.rsplit("/", 1)[-1]
                 for path in (OPERAND_DEPLOYMENT_PATH, POLICY_CONFIGMAP_PATH) if get_raw(api_client, path) is not None]
-        if not left:
-            return
-        if clock() >= deadline:
-            raise OperandNotReady(
-                f"KubeDescheduler cluster was deleted but {', '.join(left)} still exist after {timeout:g}s: "
-                "kube-controller-manager's garbage collector removes them through their ownerReferences. It resolves "
-                "an owner of a kind it learned in the last minute (a CRD installed just before) only at its next "
-                "discovery resync, which can take a minute: raise wait_timeout, or check that "
-                "kube-controller-manager runs", remaining=left)
-        sleeper(max(0.0, min(sleep, deadline - clock())))
+
+    def timed_out(left: list[str]) -> OperandNotReady:
+        return OperandNotReady(
+            f"KubeDescheduler cluster was deleted but {', '.join(left)} still exist after {timeout:g}s: "
+            "kube-controller-manager's garbage collector removes them through their ownerReferences. It resolves "
+            "an owner of a kind it learned in the last minute (a CRD installed just before) only at its next "
+            "discovery resync, which can take a minute: raise wait_timeout, or check that "
+            "kube-controller-manager runs", remaining=left)
+
+    Waiter(timeout=timeout, interval=sleep, clock=clock, sleep=sleeper).until(observe, lambda left: not left, timed_out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import go_duration_ns
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
     Finding,
     _customizations,
@@ -18,9 +19,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     _valid_profiles,
     _warning,
     protected_namespaces,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.go_duration import (
-    parse_go_duration,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     DEGRADED_SCALE_TO_ZERO,
@@ -369,7 +367,7 @@ def _duration_or_none(value: Any) -> Optional[int]:
     if not isinstance(value, str):
         return None
     try:
-        return parse_go_duration(value)
+        return go_duration_ns(value)
     except ValueError:
         return None
 

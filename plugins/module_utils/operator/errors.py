@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 
-class LifecycleError(Exception):
+
+class LifecycleError(FleetError):
     """The install or uninstall cannot go on. ``details`` are returned beside the message (channels available,
     the CSV's reason, the InstallPlan left unapproved...)."""
 

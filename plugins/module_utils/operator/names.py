@@ -18,9 +18,6 @@ MONITORING_LABEL = "openshift.io/cluster-monitoring"
 # OLM's component label: "operators.coreos.com/" + "<package>.<namespace>" cut to 63 characters (a label name's limit;
 # decorators.Operator.ComponentLabelKey), which this package and namespace exceed
 OLM_OWNER_LABEL = "operators.coreos.com/" + f"{PACKAGE}.{OPERATOR_NAMESPACE}"[:63]
-DEFAULT_CHANNEL = "stable"
-DEFAULT_SOURCE = "redhat-operators"
-DEFAULT_SOURCE_NAMESPACE = "openshift-marketplace"
 
 # --- what the operator renders -------------------------------------------------------------------------------------
 KUBEDESCHEDULER_CRD = "kubedeschedulers.operator.openshift.io"
@@ -60,7 +57,6 @@ VOLCANO_IMAGE = "docker.io/volcanosh/vc-descheduler"
 VOLCANO_VERSION = "v0.1.0"
 VOLCANO_NAME = "volcano-descheduler"
 VOLCANO_NAMESPACE = "volcano-system"
-VOLCANO_INTERVAL = "10m"
 
 
 # --- an operator installed through OLM, as the install and uninstall steps see it ------------------------------------

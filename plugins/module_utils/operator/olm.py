@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter, crd_readiness
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog import (
     CatalogChoice,
     csv_version,
@@ -20,7 +21,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError, WaitTimeout
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import DESCHEDULER_OLM, OlmPackage
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
 
 @dataclass
@@ -171,31 +171,29 @@ def read_state(session: ClusterSession, subscription: dict, target: OlmPackage =
 
 
 def crd_established(session: ClusterSession, crd_name: str = DESCHEDULER_OLM.crd) -> bool:
-    crd = session.read(Ref("CustomResourceDefinition", crd_name))
-    conditions = ((crd or {}).get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+    return crd_readiness(session.read(Ref("CustomResourceDefinition", crd_name))).ready
 
 
 def wait_installed(session: ClusterSession, request: OlmRequest, subscription: dict,
                    expected: Optional[str]) -> InstallState:
-    last: list[InstallState] = []
     target = request.target
 
-    def check() -> Optional[InstallState]:
+    def observe() -> InstallState:
         if request.install_plan_approval == "Manual":
             approve_expected_plans(session, expected, target)  # OLM acts on it asynchronously: the next reads tell
         state = read_state(session, subscription, target)
-        last[:] = [state]
         fail_fast(session, state, request, expected)
-        return state if is_installed(state, request) else None
+        return state
 
-    state, seconds = request.waiter.until(check)
-    if state is None:
-        raise WaitTimeout(f"the operator was not installed within {request.waiter.timeout:g}s: "
-                          f"{last[0].describe() if last else 'nothing observed'}",
-                          **({"observed": observed(last[0])} if last else {}))
+    def timed_out(last: InstallState) -> WaitTimeout:
+        return WaitTimeout(f"the operator was not installed within {request.waiter.timeout:g}s: {last.describe()}",
+                           observed=observed(last))
+
+    waited = request.waiter.until(observe, lambda state: is_installed(state, request), timed_out)
+    state = waited.value
     session.record("wait", f"ClusterServiceVersion {target.namespace}/{state.installed_csv}", "wait", False,
-                   f"CSV Succeeded and CRD {target.crd} established after {seconds:g}s", seconds=seconds)
+                   f"CSV Succeeded and CRD {target.crd} established after {waited.seconds:g}s",
+                   seconds=waited.seconds)
     return state
 
 

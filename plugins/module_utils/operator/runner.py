@@ -5,34 +5,18 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm, uninstall, upstream, volcano
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
-    UPSTREAM_IMAGE,
-    UPSTREAM_NAME,
-    UPSTREAM_NAMESPACE,
-    UPSTREAM_VERSION,
-    VOLCANO_IMAGE,
-    VOLCANO_INTERVAL,
-    VOLCANO_NAME,
-    VOLCANO_NAMESPACE,
-    VOLCANO_VERSION,
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args import (
+    UPSTREAM_ARG_SPEC,
+    VOLCANO_ARG_SPEC,
+    defaults,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
 OLM_ONLY_OPTIONS = ("starting_csv",)
-UPSTREAM_DEFAULTS: dict[str, Any] = {
-    "name": UPSTREAM_NAME, "namespace": UPSTREAM_NAMESPACE, "image": UPSTREAM_IMAGE, "version": UPSTREAM_VERSION,
-    "mode": "predictive", "kind": "deployment", "interval": "5m", "schedule": "*/2 * * * *", "policy": None,
-    "priority_class_name": "system-cluster-critical", "log_level": 3, "extra_args": [],
-}
-VOLCANO_DEFAULTS: dict[str, Any] = {
-    "name": VOLCANO_NAME, "namespace": VOLCANO_NAMESPACE, "image": VOLCANO_IMAGE, "version": VOLCANO_VERSION,
-    "mode": "predictive", "interval": VOLCANO_INTERVAL, "policy": None, "log_level": 3, "extra_args": [],
-}
 
 
 def run_operator(params: Mapping[str, Any], check_mode: bool = False, want_diff: bool = False) -> dict:
@@ -50,11 +34,8 @@ def run_session(session: ClusterSession, steps: Callable[[], dict], result: dict
     ``msg``) with the actions done so far, every action, the warnings and, in diff mode, the diffs."""
     try:
         result.update(steps())
-    except LifecycleError as error:
-        result.update(failed=True, msg=error.message, **error.details)
-    except ClusterError as error:
-        describe = getattr(error, "describe", None)
-        result.update(failed=True, msg=describe() if callable(describe) else str(error))
+    except FleetError as error:
+        result.update(error.user_details(), failed=True, msg=error.user_message())
     result.update(changed=session.changed, actions=session.actions, warnings=session.warnings)
     if session.want_diff:
         result["diff"] = session.diffs
@@ -87,7 +68,7 @@ def dispatch(session: ClusterSession, params: Mapping[str, Any]) -> dict:
 
 def upstream_request(params: Mapping[str, Any], waiter: Waiter) -> upstream.UpstreamRequest:
     given = {key: value for key, value in (params.get("upstream") or {}).items() if value is not None}
-    options = {**UPSTREAM_DEFAULTS, **given}
+    options = {**defaults(UPSTREAM_ARG_SPEC), **given}
     return upstream.UpstreamRequest(
         name=options["name"], namespace=options["namespace"], image=options["image"], version=options["version"],
         mode=options["mode"], kind=options["kind"], interval=options["interval"], schedule=options["schedule"],
@@ -98,7 +79,7 @@ def upstream_request(params: Mapping[str, Any], waiter: Waiter) -> upstream.Upst
 
 def volcano_request(params: Mapping[str, Any], waiter: Waiter) -> volcano.VolcanoRequest:
     given = {key: value for key, value in (params.get("volcano") or {}).items() if value is not None}
-    options = {**VOLCANO_DEFAULTS, **given}
+    options = {**defaults(VOLCANO_ARG_SPEC), **given}
     return volcano.VolcanoRequest(
         name=options["name"], namespace=options["namespace"], image=options["image"], version=options["version"],
         mode=options["mode"], interval=options["interval"], policy=options["policy"] or {},

@@ -10,10 +10,9 @@ CRD (OLM never deletes CRDs). Every step reads first and only deletes what is th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import WaitTimeout
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
     CSV_PREFIX,
     KUBEDESCHEDULER_CRD,
@@ -29,7 +28,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names i
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import find_subscription
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_gone
 
 TAINT_PATCH_ATTEMPTS = 3
 
@@ -148,18 +147,3 @@ def remove_namespace(session: ClusterSession, request: UninstallRequest) -> None
     existed = session.delete("namespace", ref)
     if existed and request.wait and not session.check_mode:
         wait_gone(session, "namespace", [ref], request.waiter)
-
-
-def wait_gone(session: ClusterSession, step: str, refs: list[Ref], waiter: Waiter) -> None:
-    remaining: list[Ref] = list(refs)
-
-    def check() -> Optional[bool]:
-        remaining[:] = [ref for ref in remaining if session.read(ref) is not None]
-        return True if not remaining else None
-
-    done, seconds = waiter.until(check)
-    names = ", ".join(str(ref) for ref in refs)
-    if done is None:
-        raise WaitTimeout(f"{', '.join(str(r) for r in remaining)} still present after {waiter.timeout:g}s "
-                          f"(waiting for {step} to go)", still_present=[str(r) for r in remaining])
-    session.record(step, names, "wait", False, f"gone after {seconds:g}s", seconds=seconds)

@@ -9,24 +9,28 @@ written, and the pod template carries a checksum of it so a policy change restar
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError, WaitTimeout
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.descheduler_config import (
+    check_policy,
+    is_interval,
+    policy_document,
+    policy_text,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
     MANAGED_BY,
     UPSTREAM_POLICY_DIR,
     UPSTREAM_POLICY_KEY,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_rolled_out
 
-POLICY_API_VERSION = "descheduler/v1alpha2"
 CONTAINER_NAME = "descheduler"
 APP_NAME = "descheduler"
 METRICS_PORT = 10258
-GO_DURATION = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
 CRON_MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 
 # The chart's default policy (values.yaml deschedulerPolicy), used when none is given.
@@ -103,9 +107,10 @@ class UpstreamRequest:
 
 def validate(session: ClusterSession, request: UpstreamRequest) -> dict:
     """Check the request before any write; returns the full DeschedulerPolicy document to deploy."""
-    if request.kind == "deployment" and not GO_DURATION.match(request.interval or ""):
-        raise LifecycleError(f"upstream.interval: invalid value {request.interval!r}: a Go duration such as 5m, "
-                             "1h or 90s is required when upstream.kind is deployment", field="upstream.interval")
+    if request.kind == "deployment" and not is_interval(request.interval):
+        raise LifecycleError(f"upstream.interval: invalid value {request.interval!r}: a positive Go duration "
+                             "such as 5m, 1h or 90s is required when upstream.kind is deployment",
+                             field="upstream.interval")
     if request.kind == "cronjob" and not _is_cron(request.schedule):
         raise LifecycleError(f"upstream.schedule: invalid value {request.schedule!r}: a cron schedule with five "
                              "fields (for example '*/10 * * * *') or a macro such as @hourly",
@@ -113,8 +118,8 @@ def validate(session: ClusterSession, request: UpstreamRequest) -> dict:
     if request.mode == "automatic" and "--dry-run" in " ".join(request.extra_args):
         raise LifecycleError("upstream.extra_args holds --dry-run while upstream.mode is automatic; set "
                              "upstream.mode: predictive instead", field="upstream.extra_args")
-    document = policy_document(request.policy)
-    _check_policy(session, document)
+    document = policy_document(request.policy, DEFAULT_POLICY)
+    check_policy(session, document, "upstream.policy")
     return document
 
 
@@ -123,24 +128,6 @@ def _is_cron(schedule: str) -> bool:
     if schedule.startswith("@"):
         return schedule in CRON_MACROS or schedule.startswith("@every ")
     return len(schedule.split()) == 5
-
-
-def policy_document(policy: Optional[dict]) -> dict:
-    body = {key: value for key, value in (policy or DEFAULT_POLICY).items() if key not in ("apiVersion", "kind")}
-    return {"apiVersion": POLICY_API_VERSION, "kind": "DeschedulerPolicy", **body}
-
-
-def _check_policy(session: ClusterSession, document: dict) -> None:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
-
-    priority_classes = {pc["metadata"]["name"]: pc.get("value", 0) for pc in session.list("PriorityClass")}
-    try:
-        loaded = load_policy(document, priority_classes)
-    except PolicyError as error:
-        raise LifecycleError(f"upstream.policy is not a policy the descheduler accepts: {error}",
-                             field=error.field.replace("policy", "upstream.policy", 1), value=error.value) from error
-    session.warnings.extend(loaded.warnings)
 
 
 # ---- manifests ------------------------------------------------------------------------------------------------------
@@ -152,12 +139,6 @@ def labels(request: UpstreamRequest) -> dict[str, str]:
 
 def selector_labels(request: UpstreamRequest) -> dict[str, str]:
     return {"app.kubernetes.io/name": APP_NAME, "app.kubernetes.io/instance": request.name}
-
-
-def policy_text(document: dict) -> str:
-    import yaml
-
-    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
 
 
 def cluster_role(request: UpstreamRequest, document: dict) -> dict:
@@ -253,7 +234,7 @@ def install(session: ClusterSession, request: UpstreamRequest) -> dict:
     remove_other_workload(session, request)
     obj = session.ensure("workload", ref, desired)
     if ref.kind == "Deployment" and request.wait and not session.check_mode and request.waiter is not None:
-        wait_rolled_out(session, ref, request.waiter)
+        wait_rolled_out(session, ref, request.waiter, "check its pods: image pull, scheduling, the policy")
     return {
         "namespace": request.namespace,
         "name": request.name,
@@ -294,35 +275,3 @@ def _step_of(ref: Ref) -> str:
     return {"Deployment": "workload", "CronJob": "workload", "ConfigMap": "policy",
             "ClusterRoleBinding": "cluster_role_binding", "ClusterRole": "cluster_role",
             "ServiceAccount": "service_account"}[ref.kind]
-
-
-def wait_rolled_out(session: ClusterSession, ref: Ref, waiter: Waiter) -> None:
-    last: list[dict] = []
-
-    def check() -> Optional[dict]:
-        deployment = session.read(ref) or {}
-        last[:] = [deployment]
-        _fail_on_stalled(ref, deployment)
-        return deployment if rolled_out(deployment) else None
-
-    done, seconds = waiter.until(check)
-    if done is None:
-        status = (last[0] if last else {}).get("status") or {}
-        raise WaitTimeout(f"{ref} did not roll out within {waiter.timeout:g}s: replicas {status.get('replicas', 0)}, "
-                          f"updated {status.get('updatedReplicas', 0)}, available {status.get('availableReplicas', 0)}"
-                          " (check its pods: image pull, scheduling, the policy)", deployment_status=status)
-    session.record("wait", str(ref), "wait", False, f"rolled out after {seconds:g}s", seconds=seconds)
-
-
-def rolled_out(deployment: dict) -> bool:
-    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
-    wanted = spec.get("replicas", 1)
-    return (status.get("observedGeneration", 0) >= (deployment.get("metadata") or {}).get("generation", 1)
-            and status.get("updatedReplicas", 0) >= wanted and status.get("availableReplicas", 0) >= wanted
-            and status.get("replicas", 0) == wanted)
-
-
-def _fail_on_stalled(ref: Ref, deployment: dict) -> None:
-    for condition in (deployment.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Progressing" and condition.get("reason") == "ProgressDeadlineExceeded":
-            raise LifecycleError(f"{ref} stopped progressing: {condition.get('message')}", condition=condition)

@@ -17,7 +17,14 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import volcano_policy
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.descheduler_config import (
+    check_policy,
+    is_interval,
+    policy_document,
+    policy_text,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
     MANAGED_BY,
@@ -25,13 +32,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names i
     UPSTREAM_POLICY_KEY,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.upstream import (
-    GO_DURATION,
-    POLICY_API_VERSION,
-    policy_text,
-    wait_rolled_out,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_gone, wait_rolled_out
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 APP_NAME = "volcano-descheduler"
@@ -90,14 +91,14 @@ class VolcanoRequest:
 
 def validate(session: ClusterSession, request: VolcanoRequest) -> dict:
     """Check the request before any write; returns the DeschedulerPolicy document to deploy."""
-    if not GO_DURATION.match(request.interval or ""):
-        raise LifecycleError(f"volcano.interval: invalid value {request.interval!r}: a Go duration such as 10m, 1h "
-                             "or 90s is required (it becomes --descheduling-interval)", field="volcano.interval",
-                             value=request.interval)
+    if not is_interval(request.interval):
+        raise LifecycleError(f"volcano.interval: invalid value {request.interval!r}: a positive Go duration such as "
+                             "10m, 1h or 90s is required (it becomes --descheduling-interval)",
+                             field="volcano.interval", value=request.interval)
     if request.mode == "automatic" and "--dry-run" in " ".join(request.extra_args):
         raise LifecycleError("volcano.extra_args holds --dry-run while volcano.mode is automatic; set "
                              "volcano.mode: predictive instead", field="volcano.extra_args")
-    document = policy_document(request.policy)
+    document = policy_document(request.policy, DEFAULT_POLICY)
     problems = volcano_policy.load_aware_problems(document)
     try:
         scheduler_config = volcano_policy.parse_scheduler_config(request.scheduler_config)
@@ -113,7 +114,7 @@ def validate(session: ClusterSession, request: VolcanoRequest) -> dict:
                              field=errors[0].field, problems=[{"field": p.field, "message": p.message}
                                                               for p in errors])
     session.warnings.extend(str(p) for p in warnings)
-    _check_with_engine(session, document)
+    check_policy(session, document, "volcano.policy")  # the engine knows Volcano's LoadAware too
     return document
 
 
@@ -132,26 +133,6 @@ def _pairing_with_the_scheduler_found(session: ClusterSession, request: VolcanoR
     problems = volcano_policy.pairing_problems(document, scheduler_config or {})
     return [volcano_policy.Problem(p.field, f"{p.message} (found in {ref}; pass it as volcano_scheduler_config to "
                                    "make this an error)", "warning") for p in problems]
-
-
-def policy_document(policy: Optional[dict]) -> dict:
-    body = {key: value for key, value in (policy or DEFAULT_POLICY).items() if key not in ("apiVersion", "kind")}
-    return {"apiVersion": POLICY_API_VERSION, "kind": "DeschedulerPolicy", **body}
-
-
-def _check_with_engine(session: ClusterSession, document: dict) -> None:
-    """The whole policy as the descheduler loads it (the engine knows Volcano's LoadAware too), with the
-    cluster's PriorityClasses."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
-
-    priority_classes = {pc["metadata"]["name"]: pc.get("value", 0) for pc in session.list("PriorityClass")}
-    try:
-        loaded = load_policy(document, priority_classes)
-    except PolicyError as error:
-        raise LifecycleError(f"volcano.policy is not a policy the descheduler accepts: {error}",
-                             field=error.field.replace("policy", "volcano.policy", 1), value=error.value) from error
-    session.warnings.extend(loaded.warnings)
 
 
 # ---- manifests ------------------------------------------------------------------------------------------------------
@@ -237,7 +218,7 @@ def install(session: ClusterSession, request: VolcanoRequest) -> dict:
     ref = Ref("Deployment", request.name, request.namespace)
     obj = session.ensure("workload", ref, deployment(request, text))
     if request.wait and not session.check_mode and request.waiter is not None:
-        wait_rolled_out(session, ref, request.waiter)
+        wait_rolled_out(session, ref, request.waiter, "check its pod: image pull, scheduling, the policy")
     return {
         "namespace": request.namespace, "name": request.name, "kind": "Deployment",
         "image": f"{request.image}:{request.version}", "installed_version": request.version, "mode": request.mode,
@@ -254,7 +235,7 @@ def uninstall(session: ClusterSession, request: VolcanoRequest) -> dict:
     if session.delete("workload", workload):
         removed.append(str(workload))
         if request.wait and not session.check_mode and request.waiter is not None:
-            _wait_gone(session, workload, request.waiter, "workload")
+            wait_gone(session, "workload", [workload], request.waiter)
     for step, ref in (("policy", Ref("ConfigMap", request.name, request.namespace)),
                       ("cluster_role_binding", Ref("ClusterRoleBinding", request.name)),
                       ("cluster_role", Ref("ClusterRole", request.name)),
@@ -271,13 +252,7 @@ def uninstall(session: ClusterSession, request: VolcanoRequest) -> dict:
         session.delete("namespace", namespace, existing)
         removed.append(str(namespace))
         if request.wait and not session.check_mode and request.waiter is not None:
-            _wait_gone(session, namespace, request.waiter, "namespace")
+            wait_gone(session, "namespace", [namespace], request.waiter)
     elif existing is not None:
         session.record("namespace", str(namespace), "none", False, "kept: not created by descheduler.fleet")
     return {"namespace": request.namespace, "name": request.name, "removed": removed}
-
-
-def _wait_gone(session: ClusterSession, ref: Ref, waiter: Waiter, step: str) -> None:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.operator.uninstall import wait_gone
-
-    wait_gone(session, step, [ref], waiter)

@@ -14,6 +14,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity
     check_same_cluster,
     connect_to_intended_cluster,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.lease import ClusterLease, LeaseSettings
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import (
     LEASE_LOST,
     Cancellation,
@@ -26,6 +27,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.executor.options
     ExecutorOptions,
     options_from_params,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.report import write_evict_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.run import execute
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.runlock import (
     Holder,
     RunLock,
@@ -66,9 +69,8 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
     if params.get("cluster_name"):
         result["cluster"] = params["cluster_name"]
     if params.get("report_dir"):
-        from ansible_collections.descheduler.fleet.plugins.module_utils.executor.report import write_evict_report
-
-        result["report_files"] = write_evict_report(result, params["report_dir"], params.get("cluster_name"))
+        result["report_files"] = write_evict_report(result, params["report_dir"], params.get("cluster_name"),
+                                                    template_dir=params.get("report_template_dir"))
     return result
 
 
@@ -97,8 +99,6 @@ def _execute_alone(api_client: Any, targets: list[Target], options: ExecutorOpti
     """Execute holding the journal's lock and, when asked, the cluster's Lease: the journal is read only once both
     are held, so a run that waited sees everything the previous one did. Check mode changes nothing and takes
     neither."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.executor.run import execute
-
     with ExitStack() as held:
         run_lock = None
         if options.journal and not options.check_mode:
@@ -117,11 +117,6 @@ def _execute_alone(api_client: Any, targets: list[Target], options: ExecutorOpti
 
 def _take_lease(api_client: Any, lease_params: dict, holder: Holder, lock_timeout: float,
                 cancellation: Cancellation) -> Any:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.lease import (
-        ClusterLease,
-        LeaseSettings,
-    )
-
     identity = f"{holder.host}/pid-{holder.pid}/{uuid.uuid4().hex[:8]}"
     lease = ClusterLease(api_client, LeaseSettings(**lease_params), identity, holder.as_dict())
     return lease.acquire(lock_timeout, cancelled=cancellation.is_set)

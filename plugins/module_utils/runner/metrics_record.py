@@ -13,17 +13,31 @@ nodeSelector) and the non-terminal pods on them, and sent where the plan sends t
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from datetime import UTC, datetime
 from typing import Any, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import list_raw
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.metrics_api import (
+    MetricsApiUnavailable,
+    read_metrics,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import metrics_needs
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import moment_of
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware import (
+    cycle_queries,
+    prometheus_sources,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import unwrap_addon_policy
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
+from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_if_changed
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import descheduler_policy
 
 
-class RecordRequestError(EngineError):
+class RecordRequestError(FleetError, ValueError):
     """A bad combination of options (names them and the fix)."""
 
 
@@ -36,11 +50,6 @@ def run_record(params: Mapping[str, Any], check_mode: bool = False) -> dict:
     result: dict[str, Any] = {"changed": False, "files": {}, "queries": queries,
                               "cluster_identity": identity.as_dict()}
     if params.get("dest"):
-        from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.metrics_api import (
-            MetricsApiUnavailable,
-            read_metrics,
-        )
-
         try:
             objects = read_metrics(api_client, params.get("page_size") or 500)
         except MetricsApiUnavailable as exc:
@@ -48,7 +57,7 @@ def run_record(params: Mapping[str, Any], check_mode: bool = False) -> dict:
         text = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=1, sort_keys=True) + "\n"
         result["node_metrics"] = sum(1 for o in objects if o.get("kind") == "NodeMetrics")
         result["pod_metrics"] = len(objects) - result["node_metrics"]
-        result["changed"] |= _write(params["dest"], text, check_mode)
+        result["changed"] |= write_if_changed(params["dest"], text, check_mode)
         result["files"]["dest"] = params["dest"]
     if params.get("prometheus_dest"):
         answers = _query_all(queries, params, api_client) if queries else {}
@@ -57,7 +66,7 @@ def run_record(params: Mapping[str, Any], check_mode: bool = False) -> dict:
         result["queries"] = list(answers)
         text = json.dumps(answers, indent=1, sort_keys=True) + "\n"
         result["samples"] = {q: len((a.get("data") or {}).get("result") or []) for q, a in answers.items()}
-        result["changed"] |= _write(params["prometheus_dest"], text, check_mode)
+        result["changed"] |= write_if_changed(params["prometheus_dest"], text, check_mode)
         result["files"]["prometheus_dest"] = params["prometheus_dest"]
     return result
 
@@ -68,11 +77,8 @@ def _queries(params: Mapping[str, Any]) -> list[str]:
     if params.get("policy") is not None:
         document = params["policy"]
     elif params.get("kubedescheduler") is not None:
-        from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import policy_document
-        from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
-
-        document = policy_document(params["kubedescheduler"], "KubeDescheduler", Snapshot([]),
-                                   params.get("prometheus_url"))
+        document = descheduler_policy(params["kubedescheduler"], "KubeDescheduler", Snapshot([]),
+                                      params.get("prometheus_url"))
     if document is not None:
         queries += [q for q in metrics_needs(document)[1] if q not in queries]
     if params.get("prometheus_dest") and not queries and not (document and _loadaware_sources(document)):
@@ -83,9 +89,6 @@ def _queries(params: Mapping[str, Any]) -> list[str]:
 
 
 def _loadaware_sources(document: Mapping[str, Any]) -> list[tuple[str, str]]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware import prometheus_sources
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import unwrap_addon_policy
-
     try:
         return prometheus_sources(unwrap_addon_policy(document)[0])
     except EngineError:
@@ -94,11 +97,6 @@ def _loadaware_sources(document: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _query_loadaware(params: Mapping[str, Any], api_client: Any) -> dict:
     """Volcano LoadAware's queries for the cluster's nodes and the non-terminal pods on them, answered now."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import list_raw
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware import cycle_queries
-
     document = params.get("policy")
     sources = _loadaware_sources(document) if isinstance(document, Mapping) else []
     if not sources:
@@ -120,7 +118,7 @@ def _query_loadaware(params: Mapping[str, Any], api_client: Any) -> dict:
         secret = params.get("prometheus_token_secret") or {}
         if not token and secret.get("name"):
             token = prom.token_from_secret(api_client, secret["namespace"], secret["name"])
-        live = prom.LiveQueries(_moment(params.get("now")), params.get("prometheus_url") or None, token,
+        live = prom.LiveQueries(moment_of(params.get("now") or None), params.get("prometheus_url") or None, token,
                                 params.get("prometheus_ca_cert"),
                                 params.get("prometheus_validate_certs", True) is not False)
         for address, duration in sources:
@@ -132,14 +130,10 @@ def _query_loadaware(params: Mapping[str, Any], api_client: Any) -> dict:
 
 
 def _unwrapped(document: Mapping[str, Any]) -> Mapping[str, Any]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import unwrap_addon_policy
-
     return unwrap_addon_policy(document)[0]
 
 
 def _query_all(queries: list[str], params: Mapping[str, Any], api_client: Any) -> dict:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
-
     url = params.get("prometheus_url") or prom.monitoring_route_url(api_client)
     if not url:
         raise RecordRequestError("prometheus_url: not set and no openshift-monitoring/prometheus-k8s route found; "
@@ -152,41 +146,8 @@ def _query_all(queries: list[str], params: Mapping[str, Any], api_client: Any) -
         token = prom.connection_token(api_client)
     connection = prom.PrometheusConnection(url, token, params.get("prometheus_ca_cert"),
                                            params.get("prometheus_validate_certs", True) is not False)
-    at = _moment(params.get("now"))
+    at = moment_of(params.get("now") or None)
     try:
         return {query: prom.query_instant(connection, query, at) for query in queries}
     except prom.PrometheusError as exc:
         raise RecordRequestError(str(exc)) from exc
-
-
-def _moment(now: Any) -> float:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
-
-    if not now:
-        return datetime.now(UTC).timestamp()
-    try:
-        moment = parse_time(now)
-    except ValueError:
-        moment = None
-    if moment is None:
-        raise RecordRequestError(f"now: invalid value {now!r}: an RFC3339 time such as 2026-11-22T12:00:00Z")
-    return moment
-
-
-def _write(path: str, text: str, check_mode: bool) -> bool:
-    """Write when the content differs (idempotent re-runs report no change); atomically, via a temporary file."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            if handle.read() == text:
-                return False
-    except OSError:
-        pass
-    if check_mode:
-        return True
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".metrics-record-")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)
-    return True

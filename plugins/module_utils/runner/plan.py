@@ -8,19 +8,30 @@ from __future__ import annotations
 import os
 from typing import Any, Iterator, Mapping
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction import verify_evictions
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
     ClusterIdentity,
     check_expected_uid,
     identity_from_namespaces,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
+    DEFAULT_KINDS,
+    PLACEMENT_KINDS,
+    list_cluster_objects,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError, PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.config import read_scheduler_config
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import PlacementRequest
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import (
     Snapshot,
     load_snapshot_file,
     slim_object,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     KUBEDESCHEDULER_PATH,
     OPERATOR_NAMESPACE,
@@ -29,12 +40,24 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     POLICY_CONFIGMAP_PATH as RENDERED_POLICY_PATH,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import (
+    descheduler_policy,
+    operator_mode,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import spec_of
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
+    apply_field_validation,
+    unknown_field_findings,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import ERROR
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_diff import diff_plans
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import write_plan_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import attach_metrics
 
 DEFAULT_POLICY_CONFIGMAP = {"namespace": "kube-system", "name": "descheduler", "key": "policy.yaml"}
 
 
-class PlanRequestError(Exception):
+class PlanRequestError(FleetError):
     """A bad combination of module options (names the options and the fix)."""
 
 
@@ -47,10 +70,7 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     snapshot, warnings, source, identity, api_client = read_input(params, placement)
     warnings.extend(spec_warnings)
     policy, kind, policy_origin = _policy(params, api_client)
-    attach_metrics(snapshot, params, policy, kind, api_client, lambda: api_client_for(params))
-    plan = compute_plan(snapshot, policy, params.get("now"), policy_kind=kind,
-                        prometheus_url=params.get("prometheus_url"), samples=samples_of(params),
-                        seed=params.get("seed"), placement=placement)
+    plan = plan_policy(snapshot, policy, kind, params.get("now"), params, placement, api_client)
     plan["source"] = source
     plan["cluster_identity"] = identity.as_dict()
     plan["policy_origin"] = policy_origin
@@ -59,17 +79,14 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     plan["fail_on_matched"] = _matched(params.get("fail_on") or [], no_op, plan["warnings"])
     if params.get("verify") == "server":
         # a dryRun=All eviction per planned pod: the API server says whether its PDB allows it now
-        from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction import verify_evictions
-
         plan["verification"] = verify_evictions(api_client or api_client_for(params), plan["evictions"])
     if params.get("cluster_name"):
         plan["cluster"] = params["cluster_name"]
     if params.get("previous_plan"):  # read before the report of this run replaces it
         plan["since_previous"] = _since_previous(params["previous_plan"], plan)
     if params.get("report_dir"):
-        from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import write_plan_report
-
-        plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"))
+        plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"),
+                                                 template_dir=params.get("report_template_dir"))
     return plan
 
 
@@ -123,8 +140,6 @@ def _since_previous(path: str, plan: Mapping[str, Any]) -> Any:
     """The changes since the plan at ``path`` (a previous run's plan.json); None when there is none yet."""
     import json
 
-    from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_diff import diff_plans
-
     if not os.path.exists(path):
         return None
     try:
@@ -147,13 +162,6 @@ def placement_request(params: Mapping[str, Any]) -> Any:
         if params.get("scheduler_config") is not None:
             raise PlanRequestError("scheduler_config is only read for the placement preview: set placement: true")
         return None
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.config import (
-        read_scheduler_config,
-    )
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
-        PlacementRequest,
-    )
-
     return PlacementRequest(read_scheduler_config(params.get("scheduler_config")))
 
 
@@ -190,19 +198,11 @@ def _check_identity(identity: ClusterIdentity, params: Mapping[str, Any], warnin
 
 
 def api_client_for(params: Mapping[str, Any]) -> Any:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
     return build_api_client(params)
 
 
 def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
                            placement: Any = None) -> tuple[Snapshot, list[str], dict, ClusterIdentity]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
-        DEFAULT_KINDS,
-        PLACEMENT_KINDS,
-        list_cluster_objects,
-    )
-
     with gc_paused():
         slim = slim_object if placement is None else placement.recording(slim_object)
         kinds = DEFAULT_KINDS if placement is None else PLACEMENT_KINDS
@@ -221,19 +221,22 @@ def kubedescheduler_field_warnings(spec: Any, field_validation: Any, option: str
     warnings under Warn; nothing under Ignore."""
     if spec is None:
         return []
-    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import spec_of
-    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
-        apply_field_validation,
-        unknown_field_findings,
-    )
-    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import ERROR
-
     judged = apply_field_validation(unknown_field_findings(spec_of(spec)), field_validation or "Strict")
     errors = [f.message for f in judged if f.severity == ERROR]
     if errors:
         raise PlanRequestError(f"{option}: {len(errors)} unknown field(s), nothing was planned: "
                                + " ".join(f"({index}) {message}" for index, message in enumerate(errors, 1)))
     return [f"{option}: {f.message}" for f in judged]
+
+
+def plan_policy(snapshot: Snapshot, policy: Mapping[str, Any], kind: str, now: Any, params: Mapping[str, Any],
+                placement: Any, api_client: Any) -> dict:
+    """The plan of one policy (a DeschedulerPolicy, or a KubeDescheduler rendered as the operator would), with the
+    metrics it needs read: what the plan and whatif modules compute for each policy."""
+    document = descheduler_policy(policy, kind, snapshot, params.get("prometheus_url"))
+    attach_metrics(snapshot, params, document, api_client, lambda: api_client_for(params))
+    return compute_plan(snapshot, document, now, samples=samples_of(params), seed=params.get("seed"),
+                        placement=placement, policy_source=kind, operator_mode=operator_mode(policy, kind))
 
 
 def _policy(params: Mapping[str, Any], api_client: Any) -> tuple[Mapping[str, Any], str, dict]:
@@ -248,8 +251,6 @@ def _policy(params: Mapping[str, Any], api_client: Any) -> tuple[Mapping[str, An
 
 
 def _policy_from_cluster(api_client: Any, params: Mapping[str, Any]) -> tuple[Mapping[str, Any], str, dict]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
-
     wanted = params.get("policy_source") or "auto"
     if wanted in ("auto", "kubedescheduler"):
         rendered = get_raw(api_client, RENDERED_POLICY_PATH, kind="ConfigMap") if wanted == "auto" else None

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from typing import Any, Callable, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import list_raw
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.metrics_api import (
+    MetricsApiUnavailable,
+    read_metrics,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubevirt_migration import NAME as MIGRATION_AWARE
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import (
     ANY_QUERY,
     METRICS_KINDS,
@@ -26,7 +33,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics i
     provider_secret,
     provider_url,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import moment_of
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware import prometheus_addresses
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import unwrap_addon_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot, load_snapshot_file
 
 
@@ -67,13 +76,11 @@ def load_metrics_file(path: Optional[str]) -> list[dict]:
     return objects
 
 
-def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], policy: Mapping[str, Any], policy_kind: str,
-                   api_client: Any, client_factory: Callable[[], Any]) -> ActualUsage:
-    """Build the snapshot's ActualUsage from recorded inputs, then read live whatever the policy still needs."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import policy_document
-
-    document = policy_document(policy, policy_kind, snapshot, params.get("prometheus_url"))
-    now = _moment(params.get("now"))
+def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], document: Mapping[str, Any], api_client: Any,
+                   client_factory: Callable[[], Any]) -> ActualUsage:
+    """Build the snapshot's ActualUsage from recorded inputs, then read live whatever the DeschedulerPolicy
+    ``document`` still needs."""
+    now = moment_of(params.get("now") or None)
     results = load_prometheus_result(params.get("prometheus_result")) or {}
     extra = load_metrics_file(params.get("metrics_file"))
     kubernetes, queries = metrics_needs(document)
@@ -96,18 +103,13 @@ def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], policy: Mappin
 
 
 def _uses_migration_aware(document: Mapping[str, Any]) -> bool:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubevirt_migration import NAME
-
     # the operator renders unused extension points as {"enabled": null}: null is an empty list here
-    return any(NAME in ((((profile or {}).get("plugins") or {}).get(point) or {}).get("enabled") or [])
+    return any(MIGRATION_AWARE in ((((profile or {}).get("plugins") or {}).get(point) or {}).get("enabled") or [])
                for profile in document.get("profiles") or [] for point in ("filter", "preevictionfilter"))
 
 
 def _read_kubevirt_state(api_client: Any, page_size: int) -> list[dict]:
     """The VMIs and VMIMs KubevirtMigrationAware reads; none when KubeVirt is not installed (the plan warns)."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import list_raw
-
     objects: list[dict] = []
     for plural, kind in (("virtualmachineinstances", "VirtualMachineInstance"),
                          ("virtualmachineinstancemigrations", "VirtualMachineInstanceMigration")):
@@ -121,24 +123,7 @@ def _read_kubevirt_state(api_client: Any, page_size: int) -> list[dict]:
     return objects
 
 
-def _moment(now: Any) -> float:
-    if not now:
-        return datetime.now(UTC).timestamp()
-    try:
-        moment = parse_time(now)
-    except ValueError:
-        moment = None
-    if moment is None:
-        raise EngineError(f"now: invalid value {now!r}: an RFC3339 time such as 2026-11-22T12:00:00Z")
-    return moment
-
-
 def _read_metrics_api(api_client: Any, page_size: int) -> tuple[list[dict], Optional[str]]:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.metrics_api import (
-        MetricsApiUnavailable,
-        read_metrics,
-    )
-
     try:
         return read_metrics(api_client, page_size), None
     except MetricsApiUnavailable as exc:
@@ -148,8 +133,6 @@ def _read_metrics_api(api_client: Any, page_size: int) -> tuple[list[dict], Opti
 def _query_prometheus(queries: list[str], params: Mapping[str, Any], document: Mapping[str, Any], api_client: Any,
                       client_factory: Callable[[], Any], now: float) -> tuple[dict, Optional[str]]:
     """Each query at ``now``; a connection problem is returned as the message the plugins will report."""
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
-
     url = params.get("prometheus_url") or None
     if url is None and api_client is None:
         return {}, None  # an offline plan never asks a live Prometheus unless told where: the plugin says what to give
@@ -176,12 +159,6 @@ def _loadaware_queries(params: Mapping[str, Any], document: Mapping[str, Any], a
     unless prometheus_token or prometheus_token_secret is given (the connection's own token is not handed to
     whatever metrics.address names).
     """
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware import (
-        prometheus_addresses,
-    )
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import unwrap_addon_policy
-
     try:
         addresses = prometheus_addresses(unwrap_addon_policy(document)[0])
     except EngineError:

@@ -11,19 +11,17 @@ from datetime import UTC, datetime
 from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import (
     PlanRequestError,
-    api_client_for,
     kubedescheduler_field_warnings,
     placement_request,
+    plan_policy,
     read_input,
-    samples_of,
     why_nothing_may_be_evicted,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import attach_metrics
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import candidate_figures, final_spread
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.objective import Objective, choose
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.report import write_whatif_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.thresholds import (
     pareto_front,
     threshold_candidates,
@@ -47,7 +45,8 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
     plans = {}
     for index, candidate in enumerate(candidates):
         try:
-            plans[candidate["name"]] = _plan(snapshot, candidate, now, params, placement, api_client)
+            plans[candidate["name"]] = plan_policy(snapshot, candidate["policy"], candidate["kind"], now, params,
+                                                   placement, api_client)
         except EngineError as error:
             raise PlanRequestError(f"candidates[{index}] ({candidate['name']}): {error}") from error
     figures = [{"name": name, **candidate_figures(plan), "warnings": _plan_warnings(plan)}
@@ -64,20 +63,9 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
     if params.get("cluster_name"):
         result["cluster"] = params["cluster_name"]
     if params.get("report_dir"):
-        from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.report import write_whatif_report
-
-        result["report_files"] = write_whatif_report(result, plans, params["report_dir"])
+        result["report_files"] = write_whatif_report(result, plans, params["report_dir"],
+                                                     template_dir=params.get("report_template_dir"))
     return result
-
-
-def _plan(snapshot: Any, candidate: Mapping[str, Any], now: str, params: Mapping[str, Any], placement: Any,
-          api_client: Any) -> dict[str, Any]:
-    """The candidate's plan, as the plan module computes it."""
-    attach_metrics(snapshot, params, candidate["policy"], candidate["kind"], api_client,
-                   lambda: api_client_for(params))
-    return compute_plan(snapshot, candidate["policy"], now, policy_kind=candidate["kind"],
-                        prometheus_url=params.get("prometheus_url"), samples=samples_of(params),
-                        seed=params.get("seed"), placement=placement)
 
 
 def _searched(search: Any, taken: set[str]) -> list[dict[str, Any]]:

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Optional
 from urllib.parse import urlparse
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import parse_quantity
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
+
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 TARGET_LOAD_PACKING = "TargetLoadPacking"
@@ -62,7 +65,7 @@ PLUGINS: dict[str, tuple[str, ...]] = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(FleetError, ValueError):
     """The configuration cannot run; ``field`` is where, ``value`` what was found."""
 
     def __init__(self, field: str, value: Any, fix: str) -> None:
@@ -270,8 +273,6 @@ def _validate_target_load_packing(args: dict, field: str) -> None:
 
 
 def _check_default_requests(field: str, requests: Any) -> None:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import parse_quantity
-
     if not isinstance(requests, dict):
         raise ConfigError(field, requests, "a mapping of resource -> quantity is required, e.g. {cpu: 1000m}")
     for resource, quantity in requests.items():

@@ -15,13 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.catalog import resolve_channel
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError, WaitTimeout
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import MANAGED_BY
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.uninstall import wait_gone
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import (
+    deployment_facts,
+    wait_gone,
+    wait_rolled_out,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler import config as scheduler_config
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler import probe
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.names import (
@@ -32,6 +36,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_schedu
     OPERAND_DEPLOYMENT,
     SSO_OLM,
 )
+
+try:  # PyYAML is an ansible-core dependency; ansible-test's import sanity loads modules without it
+    import yaml
+except ImportError:  # pragma: no cover - ansible-core always ships PyYAML
+    yaml = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -91,14 +100,12 @@ def install(session: ClusterSession, request: SchedulerRequest) -> dict:
         "config_map": f"{NAMESPACE}/{request.config_map}",
         "scheduler_names": [p.get("schedulerName") for p in request.config.get("profiles") or []],
         "secondary_scheduler": {"name": CR_NAME, "namespace": NAMESPACE, "spec": cr.get("spec") or {}},
-        "deployment": _deployment_facts(deployment),
+        "deployment": deployment_facts(deployment),
         "metric_provider_checks": checked,
     }
 
 
 def config_text(config: dict) -> str:
-    import yaml  # imported when used: the module's import must not need PyYAML (ansible-test import sanity)
-
     return yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
 
 
@@ -110,39 +117,9 @@ def ensure_own_namespace(session: ClusterSession) -> None:
 
 
 def wait_available(session: ClusterSession, waiter: Waiter) -> dict:
-    ref = Ref("Deployment", OPERAND_DEPLOYMENT, NAMESPACE)
-    last: list[Optional[dict]] = [None]
-
-    def check() -> Optional[dict]:
-        deployment = session.read(ref)
-        last[0] = deployment
-        return deployment if deployment is not None and _available(deployment) else None
-
-    deployment, seconds = waiter.until(check)
-    if deployment is None:
-        seen = last[0]
-        state = "not created by the operator" if seen is None else f"status {_deployment_facts(seen)}"
-        raise WaitTimeout(f"{ref} not available after {waiter.timeout:g}s ({state}); check the operator's log and "
-                          f"the SecondaryScheduler {NAMESPACE}/{CR_NAME} conditions")
-    session.record("wait", str(ref), "wait", False, f"available after {seconds:g}s", seconds=seconds)
-    return deployment
-
-
-def _available(deployment: dict) -> bool:
-    status = deployment.get("status") or {}
-    wanted = (deployment.get("spec") or {}).get("replicas", 1)
-    generation = (deployment.get("metadata") or {}).get("generation", 1)
-    return (status.get("observedGeneration", 0) >= generation and status.get("availableReplicas", 0) >= wanted
-            and status.get("updatedReplicas", 0) >= wanted)
-
-
-def _deployment_facts(deployment: Optional[dict]) -> Optional[dict]:
-    if deployment is None:
-        return None
-    status = deployment.get("status") or {}
-    return {"name": deployment["metadata"]["name"], "replicas": status.get("replicas", 0),
-            "available_replicas": status.get("availableReplicas", 0),
-            "updated_replicas": status.get("updatedReplicas", 0)}
+    """Until the operator's scheduler Deployment is rolled out; returns it."""
+    return wait_rolled_out(session, Ref("Deployment", OPERAND_DEPLOYMENT, NAMESPACE), waiter,
+                           f"check the operator's log and the SecondaryScheduler {NAMESPACE}/{CR_NAME} conditions")
 
 
 # ---- uninstall ------------------------------------------------------------------------------------------------------

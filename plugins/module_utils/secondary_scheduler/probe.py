@@ -13,6 +13,7 @@ import urllib.error
 from typing import Any, Optional
 
 from ansible.module_utils.urls import open_url
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.config import ConfigError
 
 TIMEOUT_SECONDS = 5.0
@@ -53,8 +54,6 @@ def check_source(api_client: Any, field: str, args: dict) -> dict:
 
 
 def _check_metrics_server(api_client: Any, field: str) -> dict:
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
-
     if get_raw(api_client, METRICS_API) is None:
         raise ConfigError(field, "KubernetesMetricsServer", f"{METRICS_API} is not served on this cluster: install "
                           "metrics-server, or use metricProvider type Prometheus with its address")

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import OlmRequest
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import run_session
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler import lifecycle
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.config import (
     Trimaran,

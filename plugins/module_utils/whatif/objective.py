@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import SPREAD_RESOURCES, final_spread
 
 OBJECTIVES = ("lowest_spread", "fewest_evictions", "jmespath")
 
 
-class ObjectiveError(EngineError):
+class ObjectiveError(FleetError, ValueError):
     """An objective that cannot be evaluated (names the option and the fix)."""
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
     DEVIATION_PRESETS,
     HIGH_NODE_UTILIZATION_PRESETS,
@@ -24,7 +24,7 @@ REQUEST_RESOURCES = ["cpu", "memory", "pods"]
 METRIC_RESOURCE = "MetricResource"  # the measured usage the operator's KubeVirt profile thresholds
 
 
-class ThresholdSearchError(EngineError):
+class ThresholdSearchError(FleetError, ValueError):
     """A search that cannot be built from the options (names the option and the fix)."""
 
 

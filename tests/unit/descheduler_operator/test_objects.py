@@ -1,4 +1,4 @@
-"""The comparisons that make the lifecycle idempotent, the diff view, and the waiter's deadline."""
+"""The comparisons that make the lifecycle idempotent, and the diff view."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects
     is_subset,
     merge_patch,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waiting import Waiter
 
 
 def test_server_defaults_inside_list_items_are_not_differences() -> None:
@@ -52,15 +51,3 @@ def test_csv_version_from_spec_or_name() -> None:
     assert csv_version({"spec": {"version": "5.4.0"}}) == "5.4.0"
     assert csv_version(None, "clusterkubedescheduleroperator.v5.3.2") == "5.3.2"
     assert csv_version(None, "clusterkubedescheduleroperator.4.13.0-202309181427") == "4.13.0-202309181427"
-
-
-def test_waiter_stops_at_the_deadline_and_reports_the_time() -> None:
-    now = [0.0]
-    waiter = Waiter(timeout=10, interval=3, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
-    calls = []
-    found, seconds = waiter.until(lambda: calls.append(now[0]))
-    assert found is None and seconds == 10 and calls == [0, 3, 6, 9, 10]
-
-    now[0] = 0.0
-    found, seconds = waiter.until(lambda: "done" if now[0] >= 6 else None)
-    assert (found, seconds) == ("done", 6)

@@ -11,6 +11,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.kubevirt 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import attach
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import compute_plan_for_kind
 
 NOW = "2026-11-22T12:00:00Z"
 DEFAULT_QUERY = "descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m"
@@ -45,7 +46,7 @@ def plan_of(objects: list[dict], values: dict[str, float], mode: str = "Predicti
     spec = {"mode": mode, "deschedulingIntervalSeconds": 60, "profiles": ["KubeVirtRelieveAndMigrate"]}
     if customizations:
         spec["profileCustomizations"] = customizations
-    return compute_plan(snapshot, spec, NOW, policy_kind="KubeDescheduler")
+    return compute_plan_for_kind(snapshot, spec, NOW, policy_kind="KubeDescheduler")
 
 
 def cluster(vms_per_node: dict[str, int]) -> list[dict]:

@@ -16,6 +16,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors im
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import compute_plan_for_kind
 from builders import (
     build_node,
     build_pod,
@@ -360,7 +361,7 @@ OPENSHIFT = {"profiles": ["AffinityAndTaints", "TopologyAndDuplicates", "Lifecyc
 
 def test_every_sampled_cycle_of_all_profiles_keeps_upstreams_invariants():
     objects = generated_cluster()
-    plan = compute_plan(objects, OPENSHIFT, NOW, policy_kind="KubeDescheduler", samples=12, seed=9)
+    plan = compute_plan_for_kind(objects, OPENSHIFT, NOW, policy_kind="KubeDescheduler", samples=12, seed=9)
     document = plan["policy"]
     snapshot = Snapshot(objects)
     loaded = load_policy(document, snapshot.priority_classes)

@@ -18,10 +18,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     KubeDeschedulerError,
     protected_namespaces,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.go_duration import (
-    format_go_duration,
-    parse_go_duration,
-)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
     compact_policy,
     render_policy,
@@ -543,69 +539,6 @@ def test_protected_namespaces_order() -> None:
         "openshift-a",
         "openshift-b",
     ]
-
-
-# --- Go durations -------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "nanoseconds"),
-    [
-        ("5m", 300 * 10**9),
-        ("1h30m", 5400 * 10**9),
-        ("48h", 172800 * 10**9),
-        ("90s", 90 * 10**9),
-        ("1.5h", 5400 * 10**9),
-        ("500ms", 500 * 10**6),
-        ("1\u00b5s", 1000),
-        ("1us", 1000),
-        ("2ns", 2),
-        (".5s", 5 * 10**8),
-        ("-5m", -300 * 10**9),
-        ("+5m", 300 * 10**9),
-        ("0", 0),
-        ("1h0m0s", 3600 * 10**9),
-    ],
-)
-def test_parse_go_duration(text: str, nanoseconds: int) -> None:
-    assert parse_go_duration(text) == nanoseconds
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("", 'time: invalid duration ""'),
-        ("5", 'time: missing unit in duration "5"'),
-        ("1d", 'time: unknown unit "d" in duration "1d"'),
-        ("abc", 'time: invalid duration "abc"'),
-        (".s", 'time: invalid duration ".s"'),
-        ("5 m", 'time: unknown unit " m" in duration "5 m"'),
-        ("9999999999999h", 'time: invalid duration "9999999999999h"'),
-    ],
-)
-def test_parse_go_duration_errors(text: str, message: str) -> None:
-    with pytest.raises(ValueError) as raised:
-        parse_go_duration(text)
-    assert str(raised.value) == message
-
-
-@pytest.mark.parametrize(
-    ("nanoseconds", "text"),
-    [
-        (15 * 60 * 10**9, "15m0s"),
-        (6 * 3600 * 10**9, "6h0m0s"),
-        (48 * 3600 * 10**9, "48h0m0s"),
-        (1_500_000_000, "1.5s"),
-        (500 * 10**6, "500ms"),
-        (1500, "1.5\u00b5s"),
-        (1, "1ns"),
-        (0, "0s"),
-        (3723_500_000_000, "1h2m3.5s"),
-        (-15 * 60 * 10**9, "-15m0s"),
-    ],
-)
-def test_format_go_duration(nanoseconds: int, text: str) -> None:
-    assert format_go_duration(nanoseconds) == text
 
 
 # --- validation: API admission ------------------------------------------------------------------------------------

@@ -153,3 +153,17 @@ def test_degraded_twice_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_never_applied_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(OperandNotReady, match="did not roll out generation 3 .* within 4s .*still runs generation 2"):
         run_wait(monkeypatch, [rollout.OperandState({}, deployment("2"))], timeout=4)
+
+
+def test_a_descheduler_scaled_to_0_is_not_rolled_out() -> None:
+    scaled_down = deployment("3", replicas=0, ready=0)
+    assert not rollout.operand_rolled_out(scaled_down)
+    assert rollout.operand_rolled_out(deployment("3"))
+
+
+def test_an_operand_past_its_progress_deadline_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    stalled = deployment("3", ready=0)
+    stalled["status"]["conditions"] = [{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                                        "message": 'ReplicaSet "descheduler-7c" has timed out progressing.'}]
+    with pytest.raises(OperandNotReady, match="descheduler exceeded its progress deadline: ReplicaSet"):
+        run_wait(monkeypatch, [rollout.OperandState({}, stalled)], timeout=100)

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.logparse import parse_descheduler_log
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import compute_plan_for_kind
 from ansible_collections.descheduler.fleet.plugins.module_utils.promotion.gate import compare_predictive_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
@@ -20,8 +20,8 @@ SPEC = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
 
 
 def plan() -> dict[str, Any]:
-    return compute_plan(build_cluster(10, 10, seed=4, now=NOW), SPEC, NOW, policy_kind="KubeDescheduler",
-                        samples=8, seed=1)
+    return compute_plan_for_kind(build_cluster(10, 10, seed=4, now=NOW), SPEC, NOW, policy_kind="KubeDescheduler",
+                                 samples=8, seed=1)
 
 
 def log_of(evictions: list[dict[str, Any]], total: int | None = None) -> dict[str, Any]:

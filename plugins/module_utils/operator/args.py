@@ -1,0 +1,56 @@
+"""The operator module's flavor options (``upstream``, ``volcano``) as plain data (no Ansible import).
+
+Each default is written here once: the module's argument spec is meant to use these specs, and the runner fills the
+suboptions of an omitted option from the same defaults (``defaults``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
+    UPSTREAM_IMAGE,
+    UPSTREAM_NAME,
+    UPSTREAM_NAMESPACE,
+    UPSTREAM_VERSION,
+    VOLCANO_IMAGE,
+    VOLCANO_NAME,
+    VOLCANO_NAMESPACE,
+    VOLCANO_VERSION,
+)
+
+MODES = ["predictive", "automatic"]
+
+# The kubernetes-sigs descheduler as its Helm chart (0.36) deploys it.
+UPSTREAM_ARG_SPEC: dict[str, dict[str, Any]] = {
+    "name": {"type": "str", "default": UPSTREAM_NAME},
+    "namespace": {"type": "str", "default": UPSTREAM_NAMESPACE},
+    "image": {"type": "str", "default": UPSTREAM_IMAGE},
+    "version": {"type": "str", "default": UPSTREAM_VERSION},
+    "mode": {"type": "str", "choices": MODES, "default": "predictive"},
+    "kind": {"type": "str", "choices": ["deployment", "cronjob"], "default": "deployment"},
+    "interval": {"type": "str", "default": "5m"},
+    "schedule": {"type": "str", "default": "*/2 * * * *"},
+    "policy": {"type": "dict"},
+    "priority_class_name": {"type": "str", "default": "system-cluster-critical"},
+    "log_level": {"type": "int", "default": 3},
+    "extra_args": {"type": "list", "elements": "str", "default": []},
+}
+
+# The Volcano descheduler as its installer (installer/volcano-descheduler-development.yaml) deploys it.
+VOLCANO_ARG_SPEC: dict[str, dict[str, Any]] = {
+    "name": {"type": "str", "default": VOLCANO_NAME},
+    "namespace": {"type": "str", "default": VOLCANO_NAMESPACE},
+    "image": {"type": "str", "default": VOLCANO_IMAGE},
+    "version": {"type": "str", "default": VOLCANO_VERSION},
+    "mode": {"type": "str", "choices": MODES, "default": "predictive"},
+    "interval": {"type": "str", "default": "10m"},
+    "policy": {"type": "dict"},
+    "log_level": {"type": "int", "default": 3},
+    "extra_args": {"type": "list", "elements": "str", "default": []},
+}
+
+
+def defaults(spec: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each suboption's default (None when it has none), as the module would fill them in."""
+    return {name: option.get("default") for name, option in spec.items()}
