@@ -28,7 +28,7 @@ def timed_plan(snapshot: Any, now: str, samples: int, seed: int) -> tuple[float,
 
     started = time.perf_counter()
     plan = compute_plan_for_kind(snapshot, KUBEDESCHEDULER_SPEC, now, policy_kind="KubeDescheduler", samples=samples,
-                        seed=seed)
+                                 seed=seed)
     return time.perf_counter() - started, plan
 
 

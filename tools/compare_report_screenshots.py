@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Render the reports (plan, fleet summary, what-if, evict result) from the same inputs with two versions of the
 collection and compare them: Markdown and JSON byte for byte, HTML by what Chromium shows (a screenshot per page,
 counted in differing pixels) and by the DOM Chromium builds (its text and its elements with their attributes).
 
-    tools/compare_report_screenshots.py inputs DIR          # write the sample inputs (plans from the engine) as JSON
-    tools/compare_report_screenshots.py compare DIR [--before REF] [--after PATH] [--out OUT]
+    python tools/compare_report_screenshots.py inputs DIR   # write the sample inputs (plans from the engine) as JSON
+    python tools/compare_report_screenshots.py compare DIR [--before REF] [--after PATH] [--out OUT]
 
 ``--before`` is a git revision (default HEAD) whose plugins/ tree is exported with ``git archive`` into a temporary
 collection; ``--after`` is a collection root (default: this working tree). Chromium is Debian's ``chromium``; no

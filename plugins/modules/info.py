@@ -152,9 +152,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
     CONNECTION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.info import run_info
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.info import run_info
 
 ARGUMENT_SPEC = argument_spec(
     CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC,

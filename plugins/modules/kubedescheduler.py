@@ -292,9 +292,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
     IDENTITY_ARG_SPEC,
     WAIT_ARG_SPEC,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.apply import run_kubedescheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.kubedescheduler import run_kubedescheduler
 
 NAMESPACES_SPEC = dict(included=dict(type="list", elements="str"), excluded=dict(type="list", elements="str"))
 CUSTOMIZATIONS_SPEC = dict(

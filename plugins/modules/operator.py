@@ -365,7 +365,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args import UPSTREAM_ARG_SPEC, VOLCANO_ARG_SPEC
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import run_operator
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.operator import run_operator
 
 ARGUMENT_SPEC = argument_spec(
     CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC,

@@ -272,7 +272,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
-from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.runner import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.secondary_scheduler import (
     run_secondary_scheduler,
 )
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Collection, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import EvictionLimits, LimitError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import NodeUsage
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.registry import NamedRegistry
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.sampling import DETERMINISTIC, Order
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
@@ -134,37 +135,20 @@ class Registration:
         return point in self.extension_points
 
 
-class Registry:
+class Registry(NamedRegistry[Registration]):
     """Plugin name → Registration, in registration order."""
 
-    def __init__(self) -> None:
-        self._plugins: dict[str, Registration] = {}
-
     def register(self, registration: Registration) -> None:
-        if registration.name in self._plugins:
-            raise ValueError(f"plugin {registration.name} is registered twice")
         for point in registration.extension_points:
             if point not in PROTOCOLS:
                 raise ValueError(f"plugin {registration.name}: unknown extension point {point}")
-        self._plugins[registration.name] = registration
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._plugins
-
-    def __getitem__(self, name: str) -> Registration:
-        return self._plugins[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._plugins)
-
-    def get(self, name: str) -> Optional[Registration]:
-        return self._plugins.get(name)
+        super().register(registration)
 
     def lookup(self, name: Any, field: str) -> Registration:
         """The registration, or the PolicyError naming the field, the value and the known plugins."""
-        found = self._plugins.get(name) if isinstance(name, str) else None
+        found = self.get(name) if isinstance(name, str) else None
         if found is None:
-            raise PolicyError(field, name, f"unknown plugin; known plugins: {', '.join(sorted(self._plugins))}")
+            raise PolicyError(field, name, f"unknown plugin; known plugins: {', '.join(sorted(self))}")
         return found
 
 
@@ -301,13 +285,7 @@ class PluginHandle:
 
     def filter(self, pod: Pod, record: bool = True) -> bool:
         """The profile's Filter plugins (DefaultEvictor first), recording why a pod is protected."""
-        for check in self.evictor.filters:
-            reason = check(self, pod)
-            if reason is not None:
-                if record:
-                    self.spare(pod, reason)
-                return False
-        return True
+        return self._passes(self.evictor.filters, pod, record)
 
     def owner_counts_for(self, pod: Pod) -> Mapping[str, int]:
         """The pods per owner UID the minReplicas check reads for ``pod``: in a lagging cycle the index still holds
@@ -322,7 +300,11 @@ class PluginHandle:
 
     def pre_evict(self, pod: Pod, record: bool = True) -> bool:
         """The profile's PreEvictionFilter plugins (DefaultEvictor first: nodeFit, then namespaceLabelSelector)."""
-        for check in self.evictor.pre_eviction_filters:
+        return self._passes(self.evictor.pre_eviction_filters, pod, record)
+
+    def _passes(self, checks: Sequence[Check], pod: Pod, record: bool) -> bool:
+        """True when no check gives a reason to spare the pod; else the first reason is recorded (when asked)."""
+        for check in checks:
             reason = check(self, pod)
             if reason is not None:
                 if record:

@@ -9,7 +9,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine import ku
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.cycle import run_cycle, sample_cycles
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import (
     actual_for,
     actual_warnings,

@@ -7,7 +7,7 @@ import json
 from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import SnapshotError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import (
     Node,
     PersistentVolume,

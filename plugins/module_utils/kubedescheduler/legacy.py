@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import format_go_duration
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     LOW_NODE_UTILIZATION_PRESETS,
     PROFILES,
 )

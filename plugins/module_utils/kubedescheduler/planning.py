@@ -10,9 +10,11 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan, prepare_snapshot
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import KubeDeschedulerError
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import spec_of
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    KubeDeschedulerError,
+)
 
 POLICY_KINDS = ("DeschedulerPolicy", "KubeDescheduler")
 

@@ -1,7 +1,7 @@
 """Translate an OpenShift ``KubeDescheduler`` spec (operator.openshift.io/v1) into the DeschedulerPolicy that the
 Kube Descheduler Operator writes to ConfigMap ``cluster`` (key ``policy.yaml``). The spec is first validated the way
-the API server (CRD schema + CEL) and the operator do: see validation.py (admission.py, runtime_rules.py,
-advisories.py).
+the API server (CRD schema + CEL) and the operator do: see validation.py (api_server_rules.py, operator_rules.py,
+warning_rules.py).
 
 Behaviour follows openshift/cluster-kube-descheduler-operator ``main`` at 945dcaa (CSV 5.4.0):
 ``pkg/operator/target_config_reconciler.go`` (the *Profile functions, manageConfigMap, setEvictionsLimits,
@@ -23,24 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import SECOND, format_go_duration
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
-    _customizations,
-    _has_any,
-    _is_int,
-    _namespace_lists,
-    _needs_prometheus,
-    _valid_profiles,
-    protected_namespaces,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.runtime_rules import (
-    _duration_or_none,
-    _utilization_query,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
-    _raise_for_errors,
-    validate_kubedescheduler_spec,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     DEFAULT_POD_LIFETIME_SECONDS,
     DEFAULT_PROMETHEUS_URL,
     DEVIATION_PRESETS,
@@ -57,6 +40,23 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     POLICY_API_VERSION,
     POLICY_KIND,
     UINT64_MODULUS,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_rules import (
+    _duration_or_none,
+    _utilization_query,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
+    _raise_for_errors,
+    validate_kubedescheduler_spec,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    _customizations,
+    _has_any,
+    _is_int,
+    _namespace_lists,
+    _needs_prometheus,
+    _valid_profiles,
+    protected_namespaces,
 )
 
 # --- rendering ---------------------------------------------------------------------------------------------------

@@ -1,15 +1,29 @@
-"""KubeDescheduler validation: the admission, operator-runtime and advisory checks together."""
+"""KubeDescheduler validation: the API server's rules, the operator's rules and the warning rules together."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.admission import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.api_server_rules import (
     _admission_findings,
     _type_error,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.advisories import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
+    ADMISSION_REJECTED,
+    ERROR,
+    PRUNED_BY_API_SERVER,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_rules import (
+    _runtime_findings,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    Finding,
+    KubeDeschedulerError,
+    _customizations,
+    _valid_profiles,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.warning_rules import (
     _warn_deprecated_profiles,
     _warn_eviction_limits,
     _warn_included_namespaces,
@@ -17,20 +31,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     _warn_pod_lifetime,
     _warn_profile_combinations,
     _warn_unused_customizations,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
-    Finding,
-    KubeDeschedulerError,
-    _customizations,
-    _valid_profiles,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.runtime_rules import (
-    _runtime_findings,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
-    ADMISSION_REJECTED,
-    ERROR,
-    PRUNED_BY_API_SERVER,
 )
 
 # How fields KubeDescheduler v1 does not have are treated, named as the API server's fieldValidation: Strict rejects

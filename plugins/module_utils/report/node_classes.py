@@ -43,7 +43,7 @@ def seen_usage(plan: Any) -> dict[str, dict[str, dict[str, Range]]]:
     the node (elsewhere the plugin saw the usage before the cycle)."""
     plan = as_dict(plan)
     position = {key: index for index, key in enumerate(run_order(plan.get("policy")))}
-    by_metrics = set(as_dict(as_dict(plan.get("actual_utilization")).get("plugins")))  # see actual_report
+    by_metrics = set(as_dict(as_dict(plan.get("actual_utilization")).get("plugins")))  # see usage_report
     plugins_by_node: dict[str, list[str]] = {}
     for entry in as_list(plan.get("evictions")):
         entry = as_dict(entry)

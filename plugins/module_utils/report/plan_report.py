@@ -16,10 +16,10 @@ from typing import Any, Callable, Optional, Sequence
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_atomically
 from ansible_collections.descheduler.fleet.plugins.module_utils.report import (
-    actual_report,
     evictions_table,
     placement_report,
     sampling_report,
+    usage_report,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.evictions_table import Eviction, read_eviction
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import percent
@@ -419,7 +419,7 @@ def _context(plan: dict, view: PlanView) -> dict[str, Any]:
         "limits_line": limits_line(view), "classes_notes": classes_notes(view),
         "limits": [f"{name}: {value}" for name, value in view.limits.items()],
         "evictions": evictions_table.section(view.evictions, view.total),
-        "sampling": sampling_report.section(plan), "actual": actual_report.section(plan),
+        "sampling": sampling_report.section(plan), "actual": usage_report.section(plan),
         "placement": placement_report.section(plan),
         "spared_rows": [(r.reason, r.count, ", ".join(r.examples)) for r in view.spared],
         "node_rows": [(node.name, *(before_after(node, r) for r in resources), view.by_node.get(node.name, 0),

@@ -22,7 +22,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot
     list_cluster_objects,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError, PolicyError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.config import read_scheduler_config
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import PlacementRequest
@@ -40,6 +40,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     POLICY_CONFIGMAP_PATH as RENDERED_POLICY_PATH,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import ERROR
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import (
     descheduler_policy,
     operator_mode,
@@ -49,7 +50,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     apply_field_validation,
     unknown_field_findings,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import ERROR
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_diff import diff_plans
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import write_plan_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import attach_metrics

@@ -12,7 +12,7 @@ import copy
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     DEVIATION_PRESETS,
     HIGH_NODE_UTILIZATION_PRESETS,
     LOW_NODE_UTILIZATION_PRESETS,

@@ -31,8 +31,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import yaml
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
-    KubeDeschedulerError,
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
+    ADMISSION_REJECTED,
+    DEGRADED_SCALE_TO_ZERO,
+    ERROR,
+    KUBEVIRT_PROFILES,
+    LOG_ONLY_IGNORED,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
     render_policy,
@@ -40,12 +44,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
     validate_kubedescheduler_spec,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
-    ADMISSION_REJECTED,
-    DEGRADED_SCALE_TO_ZERO,
-    ERROR,
-    KUBEVIRT_PROFILES,
-    LOG_ONLY_IGNORED,
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    KubeDeschedulerError,
 )
 from kubelet_logs import write_pod_log
 from kubelet_standin import NEVER_READY

@@ -24,7 +24,7 @@ def fake_time_waiter(timeout: float, interval: float) -> tuple[Waiter, list[floa
 
 def test_waits_until_done_and_reports_the_seconds() -> None:
     waiter, now = fake_time_waiter(timeout=10, interval=3)
-    waited = waiter.until(lambda: now[0], lambda seen: seen >= 6, lambda seen: TimedOut(seen))
+    waited = waiter.until(lambda: now[0], lambda seen: seen >= 6, TimedOut)
     assert (waited.value, waited.seconds) == (6, 6)
 
 
@@ -51,7 +51,7 @@ def test_an_observation_may_stop_the_wait_early() -> None:
         return now[0]
 
     with pytest.raises(RuntimeError, match="failed for good"):
-        waiter.until(observe, lambda seen: False, lambda seen: TimedOut(seen))
+        waiter.until(observe, lambda seen: False, TimedOut)
     assert now[0] == 10
 
 

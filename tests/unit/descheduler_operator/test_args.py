@@ -8,7 +8,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args im
     UPSTREAM_ARG_SPEC,
     VOLCANO_ARG_SPEC,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.operator import (
     upstream_request,
     volcano_request,
 )

@@ -13,19 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
-    Finding,
-    KubeDeschedulerError,
-    protected_namespaces,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
-    compact_policy,
-    render_policy,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
-    validate_kubedescheduler_spec,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     ADMISSION_REJECTED,
     CONFLICTING_PROFILES,
     DEGRADED_SCALE_TO_ZERO,
@@ -35,6 +23,18 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     PLATFORM_DEPENDENT,
     PROFILES,
     PRUNED_BY_API_SERVER,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
+    compact_policy,
+    render_policy,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
+    validate_kubedescheduler_spec,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    Finding,
+    KubeDeschedulerError,
+    protected_namespaces,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kubedescheduler"

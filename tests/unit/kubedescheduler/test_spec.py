@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler import rollout
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import KdoError, OperandNotReady
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.info import mode_from_args
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import (
     comparable,
     describe_changes,
     desired_spec,
     spec_changes,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.info import mode_from_args
 
 ALL_CUSTOMIZATIONS = {
     "pod_lifetime": "48h", "threshold_priority": 1000, "threshold_priority_class_name": None,

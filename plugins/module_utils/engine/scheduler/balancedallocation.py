@@ -95,7 +95,7 @@ class BalancedAllocation:
         return None
 
     def score_bounds(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath: an upper bound of the score, the same for every node (an int). Adding the pod moves each
+        """Batch: an upper bound of the score, the same for every node (an int). Adding the pod moves each
         resource fraction by at most request / allocatable, so the balance with the pod exceeds the balance without
         it by at most 50 × the larger move (+1 for the truncation to int); the score is at most 100. The bound of
         the node with the smallest allocatable holds for all (a per-node bound costs more than it saves)."""
@@ -113,7 +113,7 @@ class BalancedAllocation:
         return bound
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath: the score depends on the node's requests and on the pod's requests only."""
+        """Batch: the score depends on the node's requests and on the pod's requests only."""
         if self.pre_score(pod, cluster, []) is SKIP:
             return SKIP
         key = (NAME, id(self), pod.cpu, pod.memory, pod.ephemeral, tuple(sorted(pod.scalar.items())))

@@ -210,7 +210,7 @@ class Cluster:
         self.required_affinity = TermIndex()
         self.preferred = TermIndex()  # anti-affinity terms carry a negative weight
         self.next_start = 0  # upstream nextStartNodeIndex
-        self.changes: list[int] = []  # index of the node each bind/unbind changed, in order (fastpath's caches)
+        self.changes: list[int] = []  # index of the node each bind/unbind changed, in order (for the caches)
         self.moves: list[tuple[SchedPod, int, int]] = []  # (pod, node index, +1 bind / -1 unbind), in order
         self._matching: dict[Any, MatchingPods] = {}
         # namespace → (label key, value) → pod key → bound pod, for the namespaces a selector was narrowed in

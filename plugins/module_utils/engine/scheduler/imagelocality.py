@@ -94,7 +94,7 @@ class ImageLocality:
         return None
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath: per image name, which window nodes hold it (a set lookup per node, in C), summed and mapped
+        """Batch: per image name, which window nodes hold it (a set lookup per node, in C), summed and mapped
         once per distinct sum."""
         state = self.pre_score(pod, cluster, [])
         if state is SKIP:

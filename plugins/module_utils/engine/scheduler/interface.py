@@ -10,7 +10,7 @@ the extension points it is registered for (docs/extending/add-a-scheduler-plugin
 - ``score``: ``ScorePlugin``: PreScore, Score per feasible node, then NormalizeScore (``normalize``, or
   ``normalize_nodes`` for a plugin that needs the nodes, as upstream's NodeScoreList carries them).
 
-Optional fast forms (engine/scheduler/fastpath.py) must give exactly what the plain methods give: ``score_many``
+Optional fast forms (scheduler/incremental_schedule.py) must give exactly what the plain methods give: ``score_many``
 (Score of many nodes in one call), ``window_scores`` / ``score_bounds`` (scores or upper bounds over the feasible
 window), ``filter_window`` (Filter over many nodes), ``placed`` (told where a replacement landed).
 """
@@ -18,8 +18,9 @@ window), ``filter_window`` (Filter over many nodes), ``placed`` (told where a re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Optional, Protocol, runtime_checkable
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.registry import NamedRegistry
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import SchedPod
 
@@ -77,28 +78,10 @@ class Registration:
         return point in self.extension_points
 
 
-class Registry:
+class Registry(NamedRegistry[Registration]):
     """Plugin name → Registration (upstream frameworkruntime.Registry)."""
 
-    def __init__(self) -> None:
-        self._plugins: dict[str, Registration] = {}
-
-    def register(self, registration: Registration) -> None:
-        if registration.name in self._plugins:
-            raise ValueError(f"scheduler plugin {registration.name} is registered twice")
-        self._plugins[registration.name] = registration
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._plugins
-
-    def __getitem__(self, name: str) -> Registration:
-        return self._plugins[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._plugins)
-
-    def get(self, name: str) -> Optional[Registration]:
-        return self._plugins.get(name)
+    what = "scheduler plugin"
 
 
 def without_args(plugin: Callable[[], Any]) -> Factory:

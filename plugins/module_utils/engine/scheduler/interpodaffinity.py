@@ -111,7 +111,7 @@ class InterPodAffinity:
         return None
 
     def filter_window(self, pod: SchedPod, state: Any, indexes: list[int], columns: Any) -> Optional[list[bool]]:
-        """fastpath: filter() for many nodes at once (True: passes). Without required affinity of its own, a pod is
+        """Batch: filter() for many nodes at once (True: passes). Without required affinity of its own, a pod is
         kept off a node only by the topology values its anti-affinity terms and existing pods' terms forbid: one
         column of node label values per topology key. A pod with required affinity: None (filter() node by
         node)."""
@@ -164,7 +164,7 @@ class InterPodAffinity:
         return scores if scores else SKIP
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath: score() summed per topology key from a column of the nodes' values for that key, instead of
+        """Batch: score() summed per topology key from a column of the nodes' values for that key, instead of
         reading every (key, value) of the state on every node."""
         state = self.pre_score(pod, cluster, [])
         if state is SKIP:

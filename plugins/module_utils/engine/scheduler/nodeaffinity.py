@@ -41,7 +41,7 @@ class NodeAffinity:
         default_normalize_score(scores, reverse=False)
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath: the raw score depends on the node's labels and the pod's preferred terms only."""
+        """Batch: the raw score depends on the node's labels and the pod's preferred terms only."""
         if not pod.model.preferred_node_terms:
             return SKIP
         key = (NAME, tuple(pod.model.preferred_node_terms))

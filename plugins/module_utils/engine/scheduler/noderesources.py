@@ -190,12 +190,12 @@ class NodeResourcesFit:
         return None
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> list[int]:
-        """fastpath: the score depends on the node's requests and on these numbers of the pod only."""
+        """Batch: the score depends on the node's requests and on these numbers of the pod only."""
         key = (NAME, id(self), pod.nonzero_cpu, pod.nonzero_memory, pod.ephemeral, tuple(sorted(pod.scalar.items())))
         return columns.changing(key, window, lambda nodes: self.score_many(pod, None, nodes))
 
     def score_bounds(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Optional[list[int]]:
-        """fastpath: LeastAllocated scores a node lower the more the pod asks, so its score with no pod added (which
+        """Batch: LeastAllocated scores a node lower the more the pod asks, so its score with no pod added (which
         changes only when the node does) bounds it from above."""
         if not (self.cpu_memory and self.strategy == "LeastAllocated"):
             return None

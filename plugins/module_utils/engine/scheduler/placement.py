@@ -14,7 +14,6 @@ from typing import Any, Callable, Mapping, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import UsageUnavailable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import FastScheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
     Decision,
     Profile,
@@ -26,6 +25,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
     NAME as IMAGE_LOCALITY,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.imagelocality import ImageStates
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.incremental_schedule import (
+    FastScheduler,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.podinfo import (
     ExtrasIndex,
     SchedPod,

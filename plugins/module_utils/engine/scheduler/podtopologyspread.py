@@ -185,7 +185,7 @@ class PodTopologySpread:
         return None
 
     def filter_window(self, pod: SchedPod, state: Any, indexes: list[int], columns: Any) -> list[bool]:
-        """fastpath: filter() for many nodes at once (True: passes), from columns of the nodes' topology values."""
+        """Batch: filter() for many nodes at once (True: passes), from columns of the nodes' topology values."""
         constraints, domains, minimum = state
         passing: Any = None
         for i, c in enumerate(constraints):
@@ -289,7 +289,7 @@ class PodTopologySpread:
         return result
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath: pre_score, score_many and normalize_nodes in one, the score computed once per distinct
+        """Batch: pre_score, score_many and normalize_nodes in one, the score computed once per distinct
         (topology values, pods of the controller on the node)."""
         if not pod.namespace:
             return None

@@ -69,7 +69,7 @@ class TaintToleration:
         default_normalize_score(scores, reverse=True)
 
     def window_scores(self, pod: SchedPod, cluster: Cluster, window: list[int], columns: Any) -> Any:
-        """fastpath: only nodes with a PreferNoSchedule taint can have a raw score above 0, so the window scores
+        """Batch: only nodes with a PreferNoSchedule taint can have a raw score above 0, so the window scores
         the maximum everywhere except on those few (default_normalize_score, reversed)."""
         tainted = list(window_positions(window, in_window_range(cluster.prefer_no_schedule, window)))
         if not tainted:

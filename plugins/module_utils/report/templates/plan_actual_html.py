@@ -1,5 +1,5 @@
 """plan_actual.html: the actual utilization section of plan.html (``actual``, an ActualView of
-report/actual_report.py): requested and actual utilization side by side, VMs to live-migrate, soft taints."""
+report/usage_report.py): requested and actual utilization side by side, VMs to live-migrate, soft taints."""
 
 NAME = "plan_actual.html"
 TEMPLATE = """\

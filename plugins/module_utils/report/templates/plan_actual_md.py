@@ -1,4 +1,4 @@
-"""plan_actual.md: the actual utilization section of plan.md (``actual``, see report/actual_report.py)."""
+"""plan_actual.md: the actual utilization section of plan.md (``actual``, see report/usage_report.py)."""
 
 NAME = "plan_actual.md"
 TEMPLATE = """\

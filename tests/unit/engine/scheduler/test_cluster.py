@@ -2,8 +2,8 @@
 Cluster.load builds the starting point.
 
 Both the fast path and the reference path read these counts (topology spread domains, inter-pod affinity terms), so
-the comparison of the two paths in test_fastpath.py cannot catch a wrong count: here each call is checked against a
-count from scratch over the bound pods."""
+the comparison of the two paths in test_incremental_schedule.py cannot catch a wrong count: here each call is
+checked against a count from scratch over the bound pods."""
 
 from __future__ import annotations
 

@@ -8,11 +8,13 @@ import copy
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import FastScheduler
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
     StaticCache,
     load_profiles,
     schedule,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.incremental_schedule import (
+    FastScheduler,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
     NO_VOLUMES,

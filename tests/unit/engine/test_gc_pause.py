@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gcpause import gc_paused
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
 
 
 class Node:

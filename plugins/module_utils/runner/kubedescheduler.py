@@ -19,12 +19,12 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing 
     post_raw,
     request_raw,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import KdoError, SpecRejected
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.facts import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.cluster_facts import (
     finding_dict,
     gather_facts,
     validate_against_cluster,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import KdoError, SpecRejected
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     KUBEDESCHEDULER_API_VERSION,
     KUBEDESCHEDULER_CRD,
@@ -36,6 +36,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     OPERATOR_OWNED_SPEC_FIELDS,
     POLICY_CONFIGMAP_PATH,
     POLICY_KEY,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
+    ERROR,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import (
     read_operand_state,
@@ -50,9 +53,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     with_defaults,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import apply_field_validation
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
-    ERROR,
-)
 
 OBJECT_NAME = f"KubeDescheduler {OPERATOR_NAMESPACE}/{KUBEDESCHEDULER_NAME}"
 MAX_CONFLICT_RETRIES = 3

@@ -1,4 +1,4 @@
-"""KubeDescheduler validation, part 1: what the API server rejects at admission (CRD schema + CEL rules)."""
+"""KubeDescheduler rules of the API server: what it rejects at admission (the CRD schema and its CEL rules)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations
     go_duration_ns,
     is_openapi_duration,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
-    Finding,
-    _customizations,
-    _error,
-    _finding,
-    _is_int,
-    _present,
-    _suggest,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     ADMISSION_REJECTED,
     CONFLICTING_PROFILES,
     DEGRADED_SCALE_TO_ZERO,
@@ -35,6 +26,15 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     PROFILES,
     PRUNED_BY_API_SERVER,
     WARNING,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    Finding,
+    _customizations,
+    _error,
+    _finding,
+    _is_int,
+    _present,
+    _suggest,
 )
 
 _SPEC_FIELDS = (

@@ -9,7 +9,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import OlmRequest
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.runner import run_session
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.operator import run_session
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler import lifecycle
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.config import (
     Trimaran,

@@ -15,24 +15,24 @@ from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw, list_raw, request_raw
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
-    Finding,
-)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     OPERATOR_NAMESPACE,
     OPERATOR_NAMESPACE_PATH,
     PROMETHEUS_ROUTE_PATH,
     SCHEDULER_PATH,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
-    validate_kubedescheduler_spec,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     DEGRADED_SCALE_TO_ZERO,
     ERROR,
     KUBEVIRT_PROFILES,
     NOT_APPLICABLE,
     WARNING,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
+    validate_kubedescheduler_spec,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    Finding,
 )
 
 KUBEVIRT_SELECTOR = "kubevirt.io/schedulable=true"

@@ -1,4 +1,4 @@
-"""The placement preview's fast path (fastpath.FastScheduler) decides exactly as the straightforward path
+"""The placement preview's fast path (incremental_schedule.FastScheduler) decides exactly as the straightforward path
 (framework.schedule): same node, ties, reason, rejections per filter and nodes looked at, replacement after
 replacement, on many random clusters; and whole plans with placement are identical either way."""
 
@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.fastpath import (
-    Columns,
-    FastScheduler,
-    _positions_of_none,
-    _wrapped,
-)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.framework import (
     StaticCache,
     load_profiles,
     schedule,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP, window_positions
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.incremental_schedule import (
+    Columns,
+    FastScheduler,
+    _positions_of_none,
+    _wrapped,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import (
     PlacementRequest,
     build_cluster,

@@ -1,25 +1,14 @@
-"""KubeDescheduler validation, part 3: legal but surprising settings, reported as warnings."""
+"""KubeDescheduler settings that are legal but probably not meant: reported as warnings."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import SECOND
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.admission import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.api_server_rules import (
     _EVICTION_LIMIT_FIELDS,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
-    Finding,
-    _has_any,
-    _is_int,
-    _namespace_lists,
-    _present,
-    _warning,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.runtime_rules import (
-    _duration_or_none,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     DEPRECATED_PROFILES,
     INT32_MAX,
     INT32_MIN,
@@ -28,6 +17,17 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     LOW_NODE_UTILIZATION_PROFILES,
     MODIFIER_PROFILES,
     UINT64_MODULUS,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_rules import (
+    _duration_or_none,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    Finding,
+    _has_any,
+    _is_int,
+    _namespace_lists,
+    _present,
+    _warning,
 )
 
 

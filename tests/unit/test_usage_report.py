@@ -4,12 +4,12 @@ scale, VMs to live-migrate, soft taints; the fleet summary counts the VMs."""
 import sys
 from pathlib import Path
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.actual_report import read_actual
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.fleet_report import (
     render_fleet_markdown,
     summarize_fleet,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import render_html, render_markdown
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.usage_report import read_actual
 
 sys.path.insert(0, str(Path(__file__).parent / "engine"))
 from test_kubevirt_profile import cluster, plan_of  # noqa: E402

@@ -1,26 +1,11 @@
-"""KubeDescheduler validation, part 2: what the running operator refuses (scale to 0 + Degraded) or only logs."""
+"""KubeDescheduler rules of the running operator: what it refuses (scale to 0 + Degraded) or only logs."""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import go_duration_ns
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.findings import (
-    Finding,
-    _customizations,
-    _error,
-    _go_list,
-    _has_any,
-    _is_int,
-    _namespace_lists,
-    _needs_prometheus,
-    _present,
-    _suggest,
-    _valid_profiles,
-    _warning,
-    protected_namespaces,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     DEGRADED_SCALE_TO_ZERO,
     KUBEVIRT_NODE_SELECTOR,
     KUBEVIRT_PROFILES,
@@ -35,6 +20,21 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     PROMETHEUS_QUERIES,
     RAW_QUERY_PREFIX,
     SYSTEM_CRITICAL_PRIORITY,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    Finding,
+    _customizations,
+    _error,
+    _go_list,
+    _has_any,
+    _is_int,
+    _namespace_lists,
+    _needs_prometheus,
+    _present,
+    _suggest,
+    _valid_profiles,
+    _warning,
+    protected_namespaces,
 )
 
 

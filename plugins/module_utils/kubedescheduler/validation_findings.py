@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.vocabulary import (
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     ERROR,
     KUBEVIRT_PROFILES,
     NOT_APPLICABLE,

@@ -1,4 +1,4 @@
-"""The KubeDescheduler vocabulary: profile names, presets, queries and limits of the operator (CRD + reconciler)."""
+"""The Kube Descheduler Operator's profiles: names, presets, queries and limits (CRD + reconciler)."""
 
 from __future__ import annotations
 
