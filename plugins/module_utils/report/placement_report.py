@@ -16,6 +16,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.html impo
     PlacementChart,
     placement_chart,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import as_dict, dicts_in
 
 INTRO = ("Each evicted pod's replacement is scheduled in eviction order with the kube-scheduler's filters and scores "
          "(the profile its schedulerName names); a node with the best score wins, and when several tie the scheduler "
@@ -24,18 +25,10 @@ CHART_LIMIT = 40
 CHART_LABEL = "Requests as a percentage of allocatable: before, after the evictions and after placement"
 
 
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
 def _rows(plan: dict) -> list[tuple]:
     rows = []
-    for eviction in _list(plan.get("evictions")):
-        placed = _dict(eviction.get("placement"))
+    for eviction in dicts_in(plan.get("evictions")):
+        placed = as_dict(eviction.get("placement"))
         if not placed:
             continue
         namespace = eviction.get("namespace") or ""
@@ -51,12 +44,12 @@ HEADERS = ("Pod", "Evicted from", "Lands on", "Same node", "Tied best nodes", "O
 
 
 def _spread_rows(verdict: dict) -> list[tuple]:
-    spread = _dict(verdict.get("spread"))
+    spread = as_dict(verdict.get("spread"))
     rows = []
     for resource in ("cpu", "memory", "pods"):
         cells = []
         for state in ("before", "after_evictions", "after_placement"):
-            values = _dict(_dict(spread.get(state)).get(resource))
+            values = as_dict(as_dict(spread.get(state)).get(resource))
             stddev, width = values.get("stddev"), values.get("range")
             cells.append("—" if stddev is None else f"σ {number(stddev)} · range {number(width)}")
         rows.append((resource, *cells))
@@ -67,7 +60,7 @@ SPREAD_HEADERS = ("Resource", "Before", "After evictions", "After placement")
 
 
 def _facts(verdict: dict) -> list[str]:
-    improved = _dict(_dict(verdict.get("spread")).get("improved"))
+    improved = as_dict(as_dict(verdict.get("spread")).get("improved"))
     better = [r for r, yes in improved.items() if yes]
     return [f"{verdict.get('placed', 0)} of {verdict.get('evictions', 0)} replacements placed",
             f"{verdict.get('same_node', 0)} come back to the node they were evicted from",
@@ -77,18 +70,18 @@ def _facts(verdict: dict) -> list[str]:
 
 
 def _changed_nodes(plan: dict) -> list[dict]:
-    nodes = _list(_dict(plan.get("utilization")).get("nodes"))
-    return [n for n in nodes if any(_dict(n.get("before")).get(r) != _dict(n.get("after_placement")).get(r)
+    nodes = dicts_in(as_dict(plan.get("utilization")).get("nodes"))
+    return [n for n in nodes if any(as_dict(n.get("before")).get(r) != as_dict(n.get("after_placement")).get(r)
                                     for r in ("cpu", "memory"))]
 
 
 def section(plan: Any) -> Optional[dict[str, Any]]:
     """What the placement templates show, or None for a plan without the placement option."""
-    verdict = _dict(plan.get("placement")) if isinstance(plan, dict) else {}
+    verdict = as_dict(plan.get("placement")) if isinstance(plan, dict) else {}
     if not verdict:
         return None
     changed = _changed_nodes(plan)
-    nodes = [(n.get("name", ""), *(" → ".join(percent(_dict(n.get(k)).get(r)) for k in PLACEMENT_STATES)
+    nodes = [(n.get("name", ""), *(" → ".join(percent(as_dict(n.get(k)).get(r)) for k in PLACEMENT_STATES)
                                    for r in ("cpu", "memory")))
              for n in changed]
     chart: PlacementChart = placement_chart(changed[:CHART_LIMIT], ("cpu", "memory"), CHART_LABEL)

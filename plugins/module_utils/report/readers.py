@@ -15,6 +15,11 @@ def as_list(value: Any) -> list:
     return list(value) if isinstance(value, (list, tuple)) else []
 
 
+def dicts_in(value: Any) -> list[dict]:
+    """The mappings of a list (anything else in it is skipped)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def as_number(value: Any) -> Optional[float]:
     if isinstance(value, bool):
         return None

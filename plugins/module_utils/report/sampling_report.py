@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import as_count, dicts_in
+
 INTRO = ("The descheduler walks nodes, pods and its internal maps in no fixed order, so on an unchanged cluster "
          "it may evict different pods from one cycle to the next. {samples} cycles were simulated (seed {seed}): "
          "a certain eviction happened in every one, a possible eviction in some.")
@@ -42,26 +44,18 @@ def read_sampling(plan: Any) -> Optional[SamplingView]:
     block = plan.get("sampling") if isinstance(plan, dict) else None
     if not isinstance(block, dict):
         return None
-    pods = [_pod(e, True) for e in _list(plan.get("evictions"))]
-    pods += [_pod(e, False) for e in _list(block.get("other_possible_evictions"))]
+    pods = [_pod(e, True) for e in dicts_in(plan.get("evictions"))]
+    pods += [_pod(e, False) for e in dicts_in(block.get("other_possible_evictions"))]
     pods = [p for p in pods if p is not None]
     by_plugin = block.get("by_plugin") if isinstance(block.get("by_plugin"), dict) else {}
     return SamplingView(
-        samples=_int(block.get("samples")),
+        samples=as_count(block.get("samples")),
         seed=block.get("seed"),
         per_cycle=_spread(block.get("evictions_per_cycle")),
         by_plugin=[(str(name), _spread(value)) for name, value in by_plugin.items()],
         certain=[p for p in pods if p.certain],
         possible=sorted((p for p in pods if not p.certain), key=lambda p: (-p.frequency, p.pod)),
     )
-
-
-def _list(value: Any) -> list:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _spread(value: Any) -> dict:

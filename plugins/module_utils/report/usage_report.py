@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import mini_bar_fill
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import as_dict, as_number
 
 REQUESTED = ("cpu", "memory", "pods")
 INTRO = ("{plugin} classified the nodes by actual utilization ({source}), not by requests: the thresholds below are "
@@ -49,53 +50,46 @@ class ActualView:
     taints_applied: Optional[bool]
 
 
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _number(value: Any) -> Optional[float]:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def read_actual(plan: Any) -> Optional[ActualView]:
-    plan = _dict(plan)
-    plugins = _dict(_dict(plan.get("actual_utilization")).get("plugins"))
+    plan = as_dict(plan)
+    plugins = as_dict(as_dict(plan.get("actual_utilization")).get("plugins"))
     evictions = [e for e in plan.get("evictions") or [] if isinstance(e, dict)]
-    vms = [(str(_dict(e.get("vm")).get("name")), f"{e.get('namespace')}/{e.get('name')}", str(e.get("node") or ""))
+    vms = [(str(as_dict(e.get("vm")).get("name")), f"{e.get('namespace')}/{e.get('name')}", str(e.get("node") or ""))
            for e in evictions if isinstance(e.get("vm"), dict)]
     if not plugins and not vms:
         return None
-    requested = {str(n.get("name")): _dict(n.get("before"))
-                 for n in _dict(plan.get("utilization")).get("nodes") or [] if isinstance(n, dict)}
-    classes = {str(n.get("name")): _dict(n.get("classes"))
-               for n in _dict(plan.get("utilization")).get("nodes") or [] if isinstance(n, dict)}
-    soft = _dict(plan.get("soft_taints"))
-    taints = {str(name): [str(_dict(t).get("key", "")).rsplit("/", 1)[-1] for t in wanted or []]
-              for name, wanted in _dict(soft.get("nodes")).items()}
+    requested = {str(n.get("name")): as_dict(n.get("before"))
+                 for n in as_dict(plan.get("utilization")).get("nodes") or [] if isinstance(n, dict)}
+    classes = {str(n.get("name")): as_dict(n.get("classes"))
+               for n in as_dict(plan.get("utilization")).get("nodes") or [] if isinstance(n, dict)}
+    soft = as_dict(plan.get("soft_taints"))
+    taints = {str(name): [str(as_dict(t).get("key", "")).rsplit("/", 1)[-1] for t in wanted or []]
+              for name, wanted in as_dict(soft.get("nodes")).items()}
     vms_by_node: dict[str, int] = {}
     for _vm, _pod, node in vms:
         vms_by_node[node] = vms_by_node.get(node, 0) + 1
-    readings = [_reading(key, _dict(value), requested, classes, vms_by_node, taints) for key, value in plugins.items()]
+    readings = [_reading(key, as_dict(value), requested, classes, vms_by_node, taints)
+                for key, value in plugins.items()]
     applied = soft.get("applied_by_operator") if soft else None
     return ActualView(readings, vms, applied if isinstance(applied, bool) else None)
 
 
 def _reading(key: str, value: dict, requested: dict, classes: dict, vms: dict, taints: dict) -> Reading:
-    thresholds = _dict(value.get("thresholds"))
-    after = _dict(value.get("after"))
-    rows = [NodeRow(str(name), {r: _number(v) for r, v in _dict(pct).items()},
-                    {r: _number(v) for r, v in _dict(after.get(str(name))).items()},
-                    {r: _number(requested.get(str(name), {}).get(r)) for r in REQUESTED},
+    thresholds = as_dict(value.get("thresholds"))
+    after = as_dict(value.get("after"))
+    rows = [NodeRow(str(name), {r: as_number(v) for r, v in as_dict(pct).items()},
+                    {r: as_number(v) for r, v in as_dict(after.get(str(name))).items()},
+                    {r: as_number(requested.get(str(name), {}).get(r)) for r in REQUESTED},
                     str(classes.get(str(name), {}).get(key, "—")), vms.get(str(name), 0), taints.get(str(name), []))
-            for name, pct in _dict(value.get("nodes")).items()]
+            for name, pct in as_dict(value.get("nodes")).items()]
     return Reading(key, str(value.get("mode") or ""), str(value.get("query") or ""),
-                   [str(r) for r in value.get("resources") or []], _dict(thresholds.get("low")),
-                   _dict(thresholds.get("high")), _dict(thresholds.get("average")),
+                   [str(r) for r in value.get("resources") or []], as_dict(thresholds.get("low")),
+                   as_dict(thresholds.get("high")), as_dict(thresholds.get("average")),
                    sorted(rows, key=lambda row: -max([v for v in row.actual.values() if v is not None] or [0])))
 
 
 def _pct(value: Any) -> str:
-    number = _number(value)
+    number = as_number(value)
     return "—" if number is None else f"{number:.1f}%"
 
 
