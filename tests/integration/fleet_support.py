@@ -105,6 +105,10 @@ def run_concurrently(calls: list[Callable[[], Any]]) -> None:
         raise errors[0]
 
 
+# workload kinds a generated cluster leaves out: their controllers would add or rewrite pods
+LEFT_OUT = ("Deployment", "DaemonSet", "StatefulSet")
+GENERATED_JOB_MANAGER = "descheduler-fleet.test/generated-cluster"
+
 # ---- a generated cluster on a real control plane ---------------------------------------------------------------
 
 @contextmanager
@@ -117,7 +121,10 @@ def generated_cluster(cluster: Any, objects: list[dict[str, Any]]) -> Iterator[N
       scheduler nobody serves, so those stay unassigned, and a ReplicaSet that has too many pods deletes the
       unassigned ones first. The load waits until each ReplicaSet owns exactly its generated pods;
     - Deployments, DaemonSets and StatefulSets are left out and their pods lose the ownerReference: a DaemonSet
-      controller would add a pod on every node, a StatefulSet controller rewrites its pods.
+      controller would add a pod on every node, a StatefulSet controller rewrites its pods;
+    - CronJobs are suspended (none starts a Job during the test) and Jobs are managed elsewhere (``spec.managedBy``):
+      the Job controller neither adds pods nor writes the status the load writes. Jobs and their pods point at their
+      loaded owner's new uid.
     Pods keep their node, status and requests (the kubelet stand-in leaves pods with a written status alone).
     The test's namespaces go with the test (`fleet_clusters`); on exit, what was loaded into namespaces that were
     there before (kube-system) is deleted here, as the next test loads the same names."""
@@ -131,27 +138,48 @@ def generated_cluster(cluster: Any, objects: list[dict[str, Any]]) -> Iterator[N
 
 
 def _load_on_control_plane(cluster: Any, objects: list[dict[str, Any]]) -> None:
-    owners = [o for o in objects if o["kind"] == "ReplicaSet"]
     pods = [o for o in objects if o["kind"] == "Pod"]
-    rest = [o for o in objects if o["kind"] not in ("Pod", "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet")]
-    cluster.load(rest)
-    uids = {}
-    for owner in owners:
-        key = (owner["metadata"]["namespace"], owner["metadata"]["name"])
-        replicas = sum(1 for pod in pods if _controller_of(pod) == ("ReplicaSet", *key))
-        uids[key] = cluster.create(_standalone_replicaset(owner, replicas))["metadata"]["uid"]
+    owned_here = ("Pod", "ReplicaSet", "Job", "CronJob")
+    cluster.load([o for o in objects if o["kind"] not in owned_here + LEFT_OUT])
+    uids: dict[tuple[str, str, str], str] = {}
+    for cron_job in (o for o in objects if o["kind"] == "CronJob"):
+        uids[_key(cron_job)] = cluster.create(_suspended(cron_job))["metadata"]["uid"]
+    for job in (o for o in objects if o["kind"] == "Job"):
+        cluster.load([_managed_elsewhere(_repointed(job, uids))])
+        stored = cluster.get("Job", job["metadata"]["namespace"], job["metadata"]["name"], api_version="batch/v1")
+        assert stored["spec"].get("managedBy") == GENERATED_JOB_MANAGER, "the API server dropped spec.managedBy"
+        uids[_key(job)] = stored["metadata"]["uid"]
+    for owner in (o for o in objects if o["kind"] == "ReplicaSet"):
+        replicas = sum(1 for pod in pods if _controller_of(pod) == _key(owner))
+        uids[_key(owner)] = cluster.create(_standalone_replicaset(owner, replicas))["metadata"]["uid"]
     cluster.load([_repointed(pod, uids) for pod in pods])
     _wait_until_replicasets_own_only_generated_pods(cluster, pods, uids)
 
 
+def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
+    return obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]
+
+
+def _suspended(cron_job: dict[str, Any]) -> dict[str, Any]:
+    """A CronJob that starts no Job while the test runs (its schedule may come due)."""
+    return {**cron_job, "spec": {**cron_job["spec"], "suspend": True}, "status": {}}
+
+
+def _managed_elsewhere(job: dict[str, Any]) -> dict[str, Any]:
+    """A Job the Job controller leaves alone (spec.managedBy): it would otherwise create pods of its own and write
+    the status (startTime) the load writes, and the second writer is refused."""
+    return {**job, "spec": {**job["spec"], "managedBy": GENERATED_JOB_MANAGER}}
+
+
 def _wait_until_replicasets_own_only_generated_pods(
-        cluster: Any, pods: list[dict[str, Any]], uids: dict[tuple[str, str], str]) -> None:
+        cluster: Any, pods: list[dict[str, Any]], uids: dict[tuple[str, str, str], str]) -> None:
+    uids = {key: uid for key, uid in uids.items() if key[0] == "ReplicaSet"}
     wanted: dict[str, set[str]] = {uid: set() for uid in uids.values()}
     for pod in pods:
         owner = _controller_of(pod)
-        if owner is not None and owner[0] == "ReplicaSet" and owner[1:] in uids:
-            wanted[uids[owner[1:]]].add(pod["metadata"]["name"])
-    namespaces = {namespace for namespace, _name in uids}
+        if owner is not None and owner[0] == "ReplicaSet" and owner in uids:
+            wanted[uids[owner]].add(pod["metadata"]["name"])
+    namespaces = {namespace for kind, namespace, _name in uids if kind == "ReplicaSet"}
 
     def owned_now() -> dict[str, set[str]]:
         owned: dict[str, set[str]] = {uid: set() for uid in uids.values()}
@@ -180,20 +208,22 @@ def _standalone_replicaset(owner: dict[str, Any], replicas: int) -> dict[str, An
     return {**owner, "metadata": metadata, "spec": spec, "status": {}}
 
 
-def _repointed(pod: dict[str, Any], uids: dict[tuple[str, str], str]) -> dict[str, Any]:
-    metadata = {key: value for key, value in pod["metadata"].items() if key not in ("uid", "ownerReferences")}
-    owner = _controller_of(pod)
-    if owner is not None and owner[0] == "ReplicaSet" and owner[1:] in uids:
-        reference = next(r for r in pod["metadata"]["ownerReferences"] if r.get("controller"))
-        metadata["ownerReferences"] = [{**reference, "uid": uids[owner[1:]]}]
-    return {**pod, "metadata": metadata}
+def _repointed(obj: dict[str, Any], uids: dict[tuple[str, str, str], str]) -> dict[str, Any]:
+    """The object owned by the loaded owner's new uid (the garbage collector deletes what an absent uid owns), or
+    by nothing when its owner is not loaded."""
+    metadata = {key: value for key, value in obj["metadata"].items() if key not in ("uid", "ownerReferences")}
+    owner = _controller_of(obj)
+    if owner is not None and owner in uids:
+        reference = next(r for r in obj["metadata"]["ownerReferences"] if r.get("controller"))
+        metadata["ownerReferences"] = [{**reference, "uid": uids[owner]}]
+    return {**obj, "metadata": metadata}
 
 
 def _remove_from(cluster: Any, objects: list[dict[str, Any]]) -> None:
     """Delete the loaded objects (pods with grace period 0: no kubelet to wait for) and wait until they are gone."""
     from kubernetes.client.exceptions import ApiException
 
-    loaded = [o for o in objects if o["kind"] not in ("Deployment", "DaemonSet", "StatefulSet")]
+    loaded = [o for o in objects if o["kind"] not in LEFT_OUT]
     with cluster.api_client() as client:
         rest = Rest(client)
         for obj in loaded:
