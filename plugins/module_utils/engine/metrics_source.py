@@ -9,9 +9,10 @@ line each, in engine/plugins/nodeutilization_metrics.py (docs/extending/add-a-me
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Optional, Protocol, runtime_checkable
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.registry import NamedRegistry
 
 
 @runtime_checkable
@@ -42,22 +43,7 @@ class MetricsSource:
     records_reading: bool = True
 
 
-class MetricsSources:
+class MetricsSources(NamedRegistry[MetricsSource]):
     """Source name → MetricsSource, in registration order."""
 
-    def __init__(self) -> None:
-        self._sources: dict[str, MetricsSource] = {}
-
-    def register(self, source: MetricsSource) -> None:
-        if source.name in self._sources:
-            raise ValueError(f"metrics source {source.name} is registered twice")
-        self._sources[source.name] = source
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._sources
-
-    def __getitem__(self, name: str) -> MetricsSource:
-        return self._sources[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._sources)
+    what = "metrics source"
