@@ -109,6 +109,7 @@ def run_concurrently(calls: list[Callable[[], Any]]) -> None:
 LEFT_OUT = ("Deployment", "DaemonSet", "StatefulSet")
 GENERATED_JOB_MANAGER = "descheduler-fleet.test/generated-cluster"
 
+
 # ---- a generated cluster on a real control plane ---------------------------------------------------------------
 
 @contextmanager

@@ -138,11 +138,11 @@ class Registration:
 class Registry(NamedRegistry[Registration]):
     """Plugin name → Registration, in registration order."""
 
-    def register(self, registration: Registration) -> None:
-        for point in registration.extension_points:
+    def register(self, entry: Registration) -> None:
+        for point in entry.extension_points:
             if point not in PROTOCOLS:
-                raise ValueError(f"plugin {registration.name}: unknown extension point {point}")
-        super().register(registration)
+                raise ValueError(f"plugin {entry.name}: unknown extension point {point}")
+        super().register(entry)
 
     def lookup(self, name: Any, field: str) -> Registration:
         """The registration, or the PolicyError naming the field, the value and the known plugins."""
