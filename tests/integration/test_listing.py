@@ -29,7 +29,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors i
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import (
     delete_raw,
     get_raw,
-    iter_raw_items,
     list_raw,
     patch_raw,
     post_raw,
@@ -90,12 +89,6 @@ def test_pages_list_every_pod_once_with_kind_and_api_version(kube, client, names
     assert sorted(names(items)) == [f"p-{index:05d}" for index in range(PODS)]
     assert {(item["apiVersion"], item["kind"]) for item in items} == {("v1", "Pod")}
     assert resource_version
-
-
-def test_iter_raw_items_yields_the_same_items(kube, client, namespace):
-    kube.load(pods(namespace, 30))
-    path = resource_path("v1", "pods", namespace)
-    assert names(iter_raw_items(client, path, page_size=7)) == names(list_raw(client, path, page_size=7)[0])
 
 
 def test_slim_is_applied_to_each_item(kube, client, namespace):

@@ -9,7 +9,7 @@ again from the beginning, so the result is always one consistent list.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 from urllib.parse import quote
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import (
@@ -104,27 +104,6 @@ def list_raw(
             restarts += 1
             if on_restart is not None:
                 on_restart(restarts, expired.error)
-
-
-def iter_raw_items(
-    api_client: Any,
-    path: str,
-    *,
-    page_size: int = DEFAULT_PAGE_SIZE,
-    label_selector: Optional[str] = None,
-    field_selector: Optional[str] = None,
-    max_restarts: int = 3,
-    slim: Optional[Slim] = None,
-    kind: Optional[str] = None,
-    timeout: Any = DEFAULT_TIMEOUT,
-) -> Iterator[dict]:
-    """The items of ``list_raw``. They are yielded once the list is complete: an item handed out before a 410
-    restart could not be taken back, and the caller must see one consistent list (use ``slim`` to keep the
-    buffered items small)."""
-    items = list_raw(api_client, path, page_size=page_size, label_selector=label_selector,
-                     field_selector=field_selector, max_restarts=max_restarts, slim=slim, kind=kind,
-                     timeout=timeout)[0]
-    yield from items
 
 
 def _list_once(

@@ -26,6 +26,18 @@ class Waited(Generic[T]):
     seconds: float
 
 
+DONE, STOPPED, TIMED_OUT = "done", "stopped", "timed_out"
+
+
+@dataclass(frozen=True)
+class Polled(Generic[T]):
+    """How a poll ended (``DONE``, ``STOPPED`` or ``TIMED_OUT``), on which observation, after how many seconds."""
+
+    value: T
+    seconds: float
+    ended: str
+
+
 @dataclass
 class Waiter:
     """``timeout`` seconds in all for one wait, observing every ``interval`` seconds."""
@@ -43,15 +55,29 @@ class Waiter:
         already known (a failed CSV, a Deployment past its progress deadline). It runs at least once, and once more
         at the deadline, so a state reached during the last sleep is not missed.
         """
+        polled = self.poll(observe, done)
+        if polled.ended != DONE:
+            raise timeout_error(polled.value)
+        return Waited(polled.value, round(polled.seconds, 2))
+
+    def poll(self, observe: Callable[[], T], done: Callable[[T], bool],
+             stopped: Callable[[], bool] = lambda: False) -> Polled[T]:
+        """Observe until ``done(observation)``, the deadline, or ``stopped()`` (a cancelled run); say which ended it.
+
+        For the callers whose timeout is an outcome to report rather than an error (the executor's waits). Give a
+        ``sleep`` that a cancellation interrupts (``threading.Event.wait``) to stop without waiting out an interval.
+        """
         start = self.clock()
         deadline = start + self.timeout
         while True:
             observed = observe()
             if done(observed):
-                return Waited(observed, round(self.clock() - start, 2))
+                return Polled(observed, round(self.clock() - start, 3), DONE)
+            if stopped():
+                return Polled(observed, round(self.clock() - start, 3), STOPPED)
             remaining = deadline - self.clock()
             if remaining <= 0:
-                raise timeout_error(observed)
+                return Polled(observed, round(self.clock() - start, 3), TIMED_OUT)
             self.sleep(min(self.interval, remaining))
 
 

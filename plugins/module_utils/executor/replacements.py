@@ -17,6 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction
     list_owner_pods,
     replica_status,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import DONE, STOPPED, Waiter
 
 # Controllers that recreate an evicted pod (and report ready replicas we can wait for)
 REPLACING_KINDS = ("ReplicaSet", "StatefulSet", "ReplicationController", "DaemonSet")
@@ -62,6 +63,24 @@ def pod_uid(pod: Mapping[str, Any]) -> Optional[str]:
     return (pod.get("metadata") or {}).get("uid")
 
 
+@dataclass(frozen=True)
+class _Look:
+    """One look at an evicted pod's workload: it (None when gone), its replica counts, its new pods."""
+
+    owner: Optional[dict]
+    counts: dict
+    new_pods: list[dict]
+    ready_new: list[dict]
+    scaled_down: bool
+
+
+def _recovered(look: _Look) -> bool:
+    """Gone (nothing left to wait for), or every desired replica ready with a new pod among them (or scaled down)."""
+    if look.owner is None:
+        return True
+    return look.counts["ready"] >= look.counts["desired"] and bool(look.ready_new or look.scaled_down)
+
+
 class ReplacementTracker:
     """Reads workloads and finds replacements; shared by the workers of one run."""
 
@@ -100,28 +119,28 @@ class ReplacementTracker:
              poll_interval: float) -> dict:
         """Wait until the workload is back to its desired ready replicas with a new ready pod; report the new pod,
         its node and whether that is the node the evicted pod left."""
-        started = self._clock()
-        last: dict[str, Any] = {}
-        while True:
-            found = self.read_owner(owner)
-            if found is None:
-                return {"status": "owner_gone", "seconds": round(self._clock() - started, 3)}
-            counts = replica_status(found) or {"desired": 0, "ready": 0}
-            new_pods = [pod for pod in list_owner_pods(self._api_client, owner.namespace, found)
-                        if pod_uid(pod) not in before and not is_terminating(pod)]
-            last = {"desired": counts["desired"], "ready": counts["ready"]}
-            ready_new = sorted((pod for pod in new_pods if is_ready(pod)),
-                               key=lambda pod: (pod.get("metadata") or {}).get("creationTimestamp") or "")
-            scaled_down = counts["desired"] < len(before)
-            if counts["ready"] >= counts["desired"] and (ready_new or scaled_down):
-                chosen = self._claim(ready_new)
-                return self._landed(chosen, source_node, started, last)
-            if self._clock() - started >= timeout or self._cancelled():
-                pending = self._claim(new_pods, peek=True)
-                result = self._landed(pending, source_node, started, last)
-                result["status"] = "cancelled" if self._cancelled() else "timeout"
-                return result
-            self._sleep(poll_interval)
+        waiter = Waiter(timeout, poll_interval, clock=self._clock, sleep=self._sleep)
+        polled = waiter.poll(lambda: self._look(owner, before), _recovered, stopped=self._cancelled)
+        look = polled.value
+        if look.owner is None:
+            return {"status": "owner_gone", "seconds": polled.seconds}
+        if polled.ended == DONE:
+            return self._landed(self._claim(look.ready_new), source_node, polled.seconds, look.counts)
+        result = self._landed(self._claim(look.new_pods, peek=True), source_node, polled.seconds, look.counts)
+        result["status"] = "cancelled" if polled.ended == STOPPED else "timeout"
+        return result
+
+    def _look(self, owner: OwnerRef, before: set[str]) -> _Look:
+        found = self.read_owner(owner)
+        if found is None:
+            return _Look(None, {}, [], [], scaled_down=False)
+        counts = replica_status(found) or {"desired": 0, "ready": 0}
+        new_pods = [pod for pod in list_owner_pods(self._api_client, owner.namespace, found)
+                    if pod_uid(pod) not in before and not is_terminating(pod)]
+        ready_new = sorted((pod for pod in new_pods if is_ready(pod)),
+                           key=lambda pod: (pod.get("metadata") or {}).get("creationTimestamp") or "")
+        return _Look(found, {"desired": counts["desired"], "ready": counts["ready"]}, new_pods, ready_new,
+                     scaled_down=counts["desired"] < len(before))
 
     def _claim(self, candidates: list[dict], peek: bool = False) -> Optional[dict]:
         with self._lock:
@@ -133,9 +152,9 @@ class ReplacementTracker:
                     return pod
         return None
 
-    def _landed(self, pod: Optional[Mapping[str, Any]], source_node: Optional[str], started: float,
+    def _landed(self, pod: Optional[Mapping[str, Any]], source_node: Optional[str], seconds: float,
                 counts: dict) -> dict:
-        result: dict[str, Any] = {"status": "ready", "seconds": round(self._clock() - started, 3), **counts,
+        result: dict[str, Any] = {"status": "ready", "seconds": seconds, **counts,
                                   "pod": None, "node": None, "same_node": None}
         if pod is not None:
             node = (pod.get("spec") or {}).get("nodeName") or None

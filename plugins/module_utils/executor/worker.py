@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import eviction as api
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import STOPPED, TIMED_OUT, Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor import kubevirt
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor import result as outcome
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import Cancellation
@@ -236,22 +237,22 @@ class PodWorker:
         check_owner = (owner is not None and owner.replaces_pods and not migration and not self.options.check_mode
                        and self.options.max_unavailable is not None)
         waited_from = self.ctx.clock()
-        deadline = waited_from + self.options.timeout
-        while True:
+
+        def ask() -> tuple[Admission, Optional[dict]]:
             availability = self.ctx.tracker.availability(owner) if check_owner and owner else None
             allowance = (allowed_unavailable(self.options.max_unavailable, availability["desired"])
                          if availability else None)
-            admission = self.ctx.gate.acquire(request, self.ctx.stop,
-                                              availability["unavailable"] if availability else None, allowance)
-            if not admission.owner_busy:
-                break
-            if self.ctx.stop.is_set():
-                admission = Admission(skip_reason="not started: the run was stopped")
-                break
-            if self.ctx.clock() >= deadline:
-                admission = Admission(skip_reason=self._not_recovered(owner, availability))
-                break
-            self.ctx.stop.wait(self.options.poll_interval)
+            return self.ctx.gate.acquire(request, self.ctx.stop, availability["unavailable"] if availability else None,
+                                         allowance), availability
+
+        waiter = Waiter(self.options.timeout, self.options.poll_interval, clock=self.ctx.clock,
+                        sleep=self.ctx.stop.wait)
+        polled = waiter.poll(ask, lambda asked: not asked[0].owner_busy, stopped=self.ctx.stop.is_set)
+        admission, availability = polled.value
+        if polled.ended == STOPPED:
+            admission = Admission(skip_reason="not started: the run was stopped")
+        elif polled.ended == TIMED_OUT:
+            admission = Admission(skip_reason=self._not_recovered(owner, availability))
         self.result.waited_seconds = self.ctx.clock() - waited_from
         self._use(admission)
 
@@ -385,21 +386,14 @@ class PodWorker:
         """Until the VMI is no longer marked for evacuation and runs elsewhere. A failed migration object is not the
         end: KubeVirt creates another while the mark stays, so only our own deadline ends the wait."""
         started = self.ctx.clock()
-        deadline = started + self.options.kubevirt.migration_timeout
-        seen_marked = False
-        while True:
-            if self.ctx.cancellation.is_set():
-                self._abandon_migration(vmi_name)
-            vmi = api.get_vmi(self.ctx.api_client, self.target.namespace, vmi_name)
-            state = kubevirt.migration_state(vmi, source_node)
-            # right after the request the mark may not be visible yet: "unmarked" ends the wait once seen marked
-            settled = seen_marked or self.ctx.clock() - started > 2 * self.options.poll_interval
-            if state in ("done", "gone") or (state == "unmarked" and settled):
-                break
-            seen_marked = seen_marked or state == "marked"
-            if self.ctx.clock() >= deadline:
-                break
-            self.ctx.sleep(self.options.poll_interval)
+        watch = _MigrationWatch(lambda: api.get_vmi(self.ctx.api_client, self.target.namespace, vmi_name),
+                                source_node, self.ctx.clock, started, settle_seconds=2 * self.options.poll_interval)
+        waiter = Waiter(self.options.kubevirt.migration_timeout, self.options.poll_interval, clock=self.ctx.clock,
+                        sleep=self.ctx.sleep)
+        polled = waiter.poll(watch.observe, _migration_settled, stopped=self.ctx.cancellation.is_set)
+        if polled.ended == STOPPED:
+            self._abandon_migration(vmi_name)
+        vmi, state, _settled = polled.value
         self._migration_outcome(vmi_name, vmi, state, source_node, started)
 
     def _abandon_migration(self, vmi_name: str) -> None:
@@ -429,3 +423,29 @@ class PodWorker:
             f"live migration of VMI {vmi_name} not finished after {self.options.kubevirt.migration_timeout:.0f}s "
             f"({attempts['attempts']} attempt(s), {attempts['failed']} failed); KubeVirt keeps retrying while "
             "status.evacuationNodeName is set"))
+
+
+@dataclass
+class _MigrationWatch:
+    """Reads a VMI being live-migrated and says where its migration stands. Right after the request the evacuation
+    mark may not be visible yet, so "unmarked" counts (``settled``) only once the VMI was seen marked, or after
+    ``settle_seconds``."""
+
+    read_vmi: Callable[[], Optional[dict]]
+    source_node: str
+    clock: Callable[[], float]
+    started: float
+    settle_seconds: float
+    seen_marked: bool = False
+
+    def observe(self) -> tuple[Optional[dict], str, bool]:
+        vmi = self.read_vmi()
+        state = kubevirt.migration_state(vmi, self.source_node)
+        settled = self.seen_marked or self.clock() - self.started > self.settle_seconds
+        self.seen_marked = self.seen_marked or state == "marked"
+        return vmi, state, settled
+
+
+def _migration_settled(observed: tuple[Optional[dict], str, bool]) -> bool:
+    _vmi, state, settled = observed
+    return state in ("done", "gone") or (state == "unmarked" and settled)

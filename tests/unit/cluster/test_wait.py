@@ -6,6 +6,9 @@ from typing import Any, Optional
 
 import pytest
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import (
+    DONE,
+    STOPPED,
+    TIMED_OUT,
     Waiter,
     crd_readiness,
     deployment_readiness,
@@ -53,6 +56,28 @@ def test_an_observation_may_stop_the_wait_early() -> None:
     with pytest.raises(RuntimeError, match="failed for good"):
         waiter.until(observe, lambda seen: False, TimedOut)
     assert now[0] == 10
+
+
+def test_poll_says_whether_it_ended_done_stopped_or_timed_out() -> None:
+    waiter, now = fake_time_waiter(timeout=10, interval=3)
+    done = waiter.poll(lambda: now[0], lambda seen: seen >= 6)
+    assert (done.value, done.seconds, done.ended) == (6, 6, DONE)
+
+    waiter, now = fake_time_waiter(timeout=10, interval=3)
+    timed_out = waiter.poll(lambda: now[0], lambda seen: False)
+    assert (timed_out.value, timed_out.ended) == (10, TIMED_OUT)  # no exception: the caller reports the timeout
+
+
+def test_poll_stops_once_stopped_without_waiting_out_the_deadline() -> None:
+    waiter, now = fake_time_waiter(timeout=100, interval=5)
+    polled = waiter.poll(lambda: now[0], lambda seen: False, stopped=lambda: now[0] >= 15)
+    assert (polled.value, polled.ended) == (15, STOPPED)
+
+
+def test_poll_prefers_done_to_stopped_on_the_same_observation() -> None:
+    waiter, _now = fake_time_waiter(timeout=100, interval=5)
+    polled = waiter.poll(lambda: "ready", lambda seen: seen == "ready", stopped=lambda: True)
+    assert polled.ended == DONE  # what was awaited happened: a cancellation after it changes nothing
 
 
 def test_a_zero_timeout_observes_once() -> None:
