@@ -5,14 +5,15 @@ from __future__ import annotations
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import resource_path
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import names as lifecycle_names
 
-# Names shared with the operator lifecycle (install/uninstall) are defined once, in lifecycle.names.
+# Names shared with the operator lifecycle (install/uninstall) are defined once, in operator/names.py, and keep
+# their names here.
 OPERATOR_NAMESPACE = lifecycle_names.OPERATOR_NAMESPACE
 KUBEDESCHEDULER_NAME = lifecycle_names.KUBEDESCHEDULER_NAME  # a singleton: the operator reads no other name
-KUBEDESCHEDULER_API_VERSION = lifecycle_names.KUBEDESCHEDULER_API
+KUBEDESCHEDULER_API = lifecycle_names.KUBEDESCHEDULER_API
 KUBEDESCHEDULER_CRD = lifecycle_names.KUBEDESCHEDULER_CRD
 PACKAGE = lifecycle_names.PACKAGE
 CSV_PREFIX = lifecycle_names.CSV_PREFIX
-OLM_API_VERSION = lifecycle_names.OLM_V1ALPHA1
+OLM_V1ALPHA1 = lifecycle_names.OLM_V1ALPHA1
 KUBEDESCHEDULER_KIND = "KubeDescheduler"
 KUBEDESCHEDULER_PLURAL = "kubedeschedulers"
 
@@ -36,9 +37,9 @@ SPEC_DEFAULTS = {"mode": "Predictive", "logLevel": "Normal", "operatorLogLevel":
 # Fields the operator writes into the spec itself: never compared, never overwritten.
 OPERATOR_OWNED_SPEC_FIELDS = ("observedConfig",)
 
-KUBEDESCHEDULER_PATH = resource_path(KUBEDESCHEDULER_API_VERSION, KUBEDESCHEDULER_PLURAL, OPERATOR_NAMESPACE,
+KUBEDESCHEDULER_PATH = resource_path(KUBEDESCHEDULER_API, KUBEDESCHEDULER_PLURAL, OPERATOR_NAMESPACE,
                                      KUBEDESCHEDULER_NAME)
-KUBEDESCHEDULERS_PATH = resource_path(KUBEDESCHEDULER_API_VERSION, KUBEDESCHEDULER_PLURAL, OPERATOR_NAMESPACE)
+KUBEDESCHEDULERS_PATH = resource_path(KUBEDESCHEDULER_API, KUBEDESCHEDULER_PLURAL, OPERATOR_NAMESPACE)
 OPERAND_DEPLOYMENT_PATH = resource_path("apps/v1", "deployments", OPERATOR_NAMESPACE, OPERAND_NAME)
 POLICY_CONFIGMAP_PATH = resource_path("v1", "configmaps", OPERATOR_NAMESPACE, POLICY_CONFIGMAP)
 OPERATOR_NAMESPACE_PATH = resource_path("v1", "namespaces", name=OPERATOR_NAMESPACE)

@@ -24,7 +24,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     CSV_PREFIX,
     KUBEDESCHEDULER_PATH,
-    OLM_API_VERSION,
+    OLM_V1ALPHA1,
     OPERAND_CONTAINER,
     OPERAND_DEPLOYMENT_PATH,
     OPERAND_LABEL_SELECTOR,
@@ -88,7 +88,7 @@ class _Reader:
 
 
 def _subscription(reader: _Reader) -> Optional[dict]:
-    path = resource_path(OLM_API_VERSION, "subscriptions", OPERATOR_NAMESPACE)
+    path = resource_path(OLM_V1ALPHA1, "subscriptions", OPERATOR_NAMESPACE)
     matching = [s for s in reader.list(path, "Subscription") if (s.get("spec") or {}).get("name") == PACKAGE]
     return matching[0] if matching else None
 
@@ -97,9 +97,9 @@ def _csv(reader: _Reader, subscription: Optional[dict]) -> Optional[dict]:
     status = (subscription or {}).get("status") or {}
     name = status.get("installedCSV") or status.get("currentCSV")
     if name:
-        return reader.get(resource_path(OLM_API_VERSION, "clusterserviceversions", OPERATOR_NAMESPACE, name),
+        return reader.get(resource_path(OLM_V1ALPHA1, "clusterserviceversions", OPERATOR_NAMESPACE, name),
                           "ClusterServiceVersion")
-    path = resource_path(OLM_API_VERSION, "clusterserviceversions", OPERATOR_NAMESPACE)
+    path = resource_path(OLM_V1ALPHA1, "clusterserviceversions", OPERATOR_NAMESPACE)
     found = [c for c in reader.list(path, "ClusterServiceVersion") if c["metadata"]["name"].startswith(CSV_PREFIX)]
     return found[-1] if found else None
 

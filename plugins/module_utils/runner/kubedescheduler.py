@@ -26,7 +26,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import KdoError, SpecRejected
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
-    KUBEDESCHEDULER_API_VERSION,
+    KUBEDESCHEDULER_API,
     KUBEDESCHEDULER_CRD,
     KUBEDESCHEDULER_KIND,
     KUBEDESCHEDULER_NAME,
@@ -67,7 +67,7 @@ def read_kubedescheduler(api_client: Any) -> Optional[dict]:
             raise
         if error.details.get("name"):
             return None
-        raise KdoError(f"the cluster does not serve {KUBEDESCHEDULER_API_VERSION} kubedeschedulers (CRD "
+        raise KdoError(f"the cluster does not serve {KUBEDESCHEDULER_API} kubedeschedulers (CRD "
                        f"{KUBEDESCHEDULER_CRD} not installed): install the Kube Descheduler Operator first "
                        "(descheduler.fleet.operator or the install role)") from error
 
@@ -113,7 +113,7 @@ def _validate(api_client: Any, spec: dict, params: Mapping[str, Any]) -> tuple[l
 
 def _new_object(spec: dict) -> dict:
     return {
-        "apiVersion": KUBEDESCHEDULER_API_VERSION,
+        "apiVersion": KUBEDESCHEDULER_API,
         "kind": KUBEDESCHEDULER_KIND,
         "metadata": {"name": KUBEDESCHEDULER_NAME, "namespace": OPERATOR_NAMESPACE},
         "spec": spec,
