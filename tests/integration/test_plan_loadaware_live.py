@@ -175,3 +175,64 @@ def test_recorded_answers_replay_the_live_plan_without_asking_prometheus(kube: A
     assert no_data_warnings(again) == []
     assert again["evictions"] == plan["evictions"] and [e["name"] for e in plan["evictions"]] == ["big"]
     assert again["actual_utilization"] == plan["actual_utilization"]
+
+
+# --- Volcano reads the first sample of an answer, whatever its labels ---
+# A hot node (95% of 4 cores = 3.8 > the 3.2-core target) with eight pods; the pod queries' series carry the
+# labels cAdvisor's metrics have after a relabelling that drops `instance`. Volcano (metrics_client_prometheus.go,
+# PodsMetricsAvg) reads the first sample's value whatever its labels, so it evicts the biggest users until the node
+# is under target: 3.8 - 0.3 - 0.25 - 0.2 = 3.05 ≤ 3.2, three pods. Read with the upstream descheduler's `instance`
+# rule every pod would use nothing and all eight would go.
+HOT_NODES = {"la-hot": (0.95, 0.4), "la-cool": (0.1, 0.2), "la-mid": (0.5, 0.5)}
+HOT_PODS = {f"w{i}": ("la-hot", cores, GI) for i, cores in
+            enumerate([0.3, 0.25, 0.2, 0.15, 0.1, 0.05, 0.04, 0.02], start=1)} | {"m1": ("la-mid", 0.5, GI)}
+
+
+def load_hot_cluster(kube: Any) -> None:
+    kube.load([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}])
+    owner = kube.create({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "owner", "namespace": NAMESPACE}})
+    kube.load([node(name) for name in HOT_NODES] +
+              [pod(name, where, owner["metadata"]["uid"]) for name, (where, _c, _m) in HOT_PODS.items()])
+
+
+def series_answers(extra_first: dict[str, float]) -> dict[str, Any]:
+    """Node queries answered per instance; each pod query with series labelled only by namespace, pod and job,
+    preceded by a series of value extra_first[pod] where one is given (Volcano reads that one)."""
+    table: dict[str, Any] = {}
+    for name, (cpu, memory) in HOT_NODES.items():
+        cpu_query, memory_query = node_queries(name)
+        table[cpu_query], table[memory_query] = {name: cpu}, {name: memory}
+    for name, (_node, cores, memory_bytes) in HOT_PODS.items():
+        labels = {"namespace": NAMESPACE, "pod": name, "job": "kubelet", "metrics_path": "/metrics/cadvisor"}
+        cpu_query, memory_query = pod_queries(name)
+        first = [({**labels, "id": "/kubepods/first"}, extra_first[name])] if name in extra_first else []
+        table[cpu_query] = first + [(labels, cores)]
+        table[memory_query] = [(labels, memory_bytes)]
+    return table
+
+
+def test_pod_answers_without_an_instance_label_are_read_as_volcano_reads_them(kube: Any, tmp_path: Path) -> None:
+    load_hot_cluster(kube)
+    table = series_answers({})
+    with PrometheusStandIn(table) as prometheus:
+        process, results = run_tasks(tmp_path, [plan_task(kube, policy=loadaware_policy(prometheus.url))])
+        sent = {r["query"]["query"] for r in prometheus.requests}
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert sent == set(table)  # every answer the plan read came from the stand-in, the pods' without `instance`
+    assert all("instance" not in labels for query in pod_queries("w1") for labels, _value in table[query])
+    assert sorted((e["name"], e["node"]) for e in plan["evictions"]) == [("w1", "la-hot"), ("w2", "la-hot"),
+                                                                         ("w3", "la-hot")]
+    assert plan["errors"] == [] and no_data_warnings(plan) == []
+
+
+def test_of_several_series_of_a_pod_the_first_is_read(kube: Any, tmp_path: Path) -> None:
+    """w1's answer starts with a 0.01-core series: Volcano reads that, so w2, w3 and w4 are the biggest users
+    (3.8 - 0.25 - 0.2 - 0.15 = 3.2 ≤ 3.2) and w1 stays."""
+    load_hot_cluster(kube)
+    with PrometheusStandIn(series_answers({"w1": 0.01})) as prometheus:
+        process, results = run_tasks(tmp_path, [plan_task(kube, policy=loadaware_policy(prometheus.url))])
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert sorted(e["name"] for e in plan["evictions"]) == ["w2", "w3", "w4"]

@@ -12,8 +12,10 @@ Usage interface (for plugins such as LowNodeUtilization or LoadAware):
 - ``actual.pod_usage(namespace, name, resources)`` → ``{"cpu": millis, "memory": bytes}`` summed over the PodMetrics
   containers, or raises ``UsageUnavailable`` (upstream then skips the pod).
 - ``actual.prometheus_values(query, address=None)`` → ``{instance: float}`` the raw sample values of the recorded or
-  fetched instant-query answer; a caller naming the Prometheus ``address`` it queries (Volcano's LoadAware) gets
-  the query sent live through ``actual.live_query`` when no answer was recorded;
+  fetched instant-query answer, read with the upstream descheduler's rule (every sample labelled ``instance``); a
+  caller naming the Prometheus ``address`` it queries gets the query sent live through ``actual.live_query`` when
+  no answer was recorded. ``actual.prometheus_samples(query, address=None)`` → every sample in the order
+  Prometheus sent them, whatever their labels (Volcano's LoadAware reads the first one);
   ``actual.prometheus_usage(query, node_names)`` → ``{node: int(value*100)}`` as upstream's ``MetricResource`` mode
   reads it, raising ``UsageUnavailable`` when a node is missing or a sample is out of [0, 1].
 - ``actual.kubernetes_metrics`` is False when no NodeMetrics/PodMetrics were recorded or served at all.
@@ -30,7 +32,8 @@ builds one from the snapshot's own metrics objects (``actual_for``). Plugins rec
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Mapping, Optional
+import re
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
@@ -60,24 +63,45 @@ class UsageUnavailable(Exception):
     """Usage that upstream could not get at this point; the message is upstream's, plus what to do about it."""
 
 
+class PrometheusSample(NamedTuple):
+    """One sample of an instant-query answer, as Prometheus' Go client decodes it."""
+    labels: Mapping[str, Any]
+    raw: str  # the value as Prometheus sent it ("0.42", "NaN", "+Inf")
+    value: float  # Go's strconv.ParseFloat of raw: NaN and the infinities included
+    timestamp: float
+
+
 class PrometheusAnswer:
-    """One instant-query answer: sample values by ``instance`` label, or the problem upstream would report."""
+    """One instant-query answer: every sample in the order Prometheus sent them, the values by ``instance`` label
+    as the upstream descheduler reads them, and the problems each reader meets.
+
+    ``failure`` is a problem of the query as a whole (an error status, not a vector, a value or timestamp Go cannot
+    decode): no reader gets data. ``problem`` is what the upstream descheduler reports: the failure, or a sample
+    without ``instance`` or with a NaN value.
+    """
 
     def __init__(self, query: Optional[str], values: dict[str, float], timestamps: dict[str, float],
-                 problem: Optional[str] = None) -> None:
+                 problem: Optional[str] = None, samples: Iterable[PrometheusSample] = (),
+                 failure: Optional[str] = None) -> None:
         self.query = query
         self.values = values
         self.timestamps = timestamps
-        self.problem = problem
+        self.problem = problem or failure
+        self.samples = list(samples)
+        self.failure = failure
+
+
+def _failed(query: Optional[str], failure: str) -> PrometheusAnswer:
+    return PrometheusAnswer(query, {}, {}, failure=failure)
 
 
 def parse_prometheus_answer(body: Any, query: Optional[str] = None,
                             where: str = "prometheus_result") -> PrometheusAnswer:
     """Read the JSON body of ``GET /api/v1/query`` (``{status, data: {resultType, result}}``).
 
-    A body that is not a Prometheus answer at all raises MetricsError. Problems upstream meets at run time
-    (an error status, a matrix, a sample without ``instance``, a value that is not a number) are kept on the answer
-    so the plugin fails as upstream's would, naming the query.
+    A body that is not a Prometheus answer at all raises MetricsError. Problems met at run time (an error status,
+    a matrix, a value that is not a number, and for the upstream descheduler a sample without ``instance``) are kept
+    on the answer so the plugin fails as upstream's would, naming the query.
     """
     if not isinstance(body, Mapping) or "status" not in body:
         raise MetricsError(f"{where}: expected the JSON body of a Prometheus /api/v1/query answer "
@@ -85,36 +109,49 @@ def parse_prometheus_answer(body: Any, query: Optional[str] = None,
                            f"{_short(body)}")
     if body.get("status") != "success":
         detail = f"{body.get('errorType', 'error')}: {body.get('error', 'no error text')}"
-        return PrometheusAnswer(query, {}, {}, f"unable to capture prometheus metrics: {detail}")
+        return _failed(query, f"unable to capture prometheus metrics: {detail}")
     data = body.get("data")
     if not isinstance(data, Mapping) or not isinstance(data.get("result"), list):
         raise MetricsError(f"{where}.data: expected {{resultType, result: [...]}}, got {_short(data)}")
     result_type = data.get("resultType")
     if result_type != "vector":
-        return PrometheusAnswer(query, {}, {}, f'expected query results to be of type "vector", got '
-                                f'"{result_type}" instead')
-    values: dict[str, float] = {}
-    timestamps: dict[str, float] = {}
+        return _failed(query, f'expected query results to be of type "vector", got "{result_type}" instead')
+    samples: list[PrometheusSample] = []
     for index, sample in enumerate(data["result"]):
         labels = sample.get("metric") if isinstance(sample, Mapping) else None
         pair = sample.get("value") if isinstance(sample, Mapping) else None
         if not isinstance(labels, Mapping) or not isinstance(pair, list) or len(pair) != 2:
             raise MetricsError(f"{where}.data.result[{index}]: expected {{metric: {{...}}, value: [time, \"v\"]}}, "
                                f"got {_short(sample)}")
-        instance = labels.get("instance")
-        if instance is None:
-            return PrometheusAnswer(query, {}, {}, "the collected metrics sample is missing 'instance' key")
-        number = _sample_number(pair[1])
+        name = labels.get("instance", f"result[{index}]")
+        number = go_parse_float(pair[1])
         if number is None:
-            return PrometheusAnswer(query, {}, {}, f"unable to capture prometheus metrics: the sample for "
-                                    f"{instance!r} has the non-numeric value {pair[1]!r}")
-        values[str(instance)] = number
-        try:
-            timestamps[str(instance)] = float(pair[0])
-        except (TypeError, ValueError):
-            return PrometheusAnswer(query, {}, {}, f"unable to capture prometheus metrics: the sample for "
-                                    f"{instance!r} has the non-numeric timestamp {pair[0]!r}")
-    return PrometheusAnswer(query, values, timestamps)
+            return _failed(query, f"unable to capture prometheus metrics: the sample for {name!r} has the "
+                                  f"non-numeric value {pair[1]!r}")
+        moment = _timestamp(pair[0])
+        if moment is None:
+            return _failed(query, f"unable to capture prometheus metrics: the sample for {name!r} has the "
+                                  f"non-numeric timestamp {pair[0]!r}")
+        samples.append(PrometheusSample(labels, str(pair[1]), number, moment))
+    values, timestamps, problem = _by_instance(samples)
+    return PrometheusAnswer(query, values, timestamps, problem, samples)
+
+
+def _by_instance(samples: list[PrometheusSample]) -> tuple[dict[str, float], dict[str, float], Optional[str]]:
+    """The upstream descheduler's reading (NodeUsageFromPrometheusMetrics): each sample's node is its ``instance``
+    label, a sample without one fails the whole answer; a later sample of the same instance replaces an earlier one."""
+    values: dict[str, float] = {}
+    timestamps: dict[str, float] = {}
+    for sample in samples:
+        instance = sample.labels.get("instance")
+        if instance is None:
+            return {}, {}, "the collected metrics sample is missing 'instance' key"
+        if math.isnan(sample.value):  # no usable usage
+            return {}, {}, (f"unable to capture prometheus metrics: the sample for {instance!r} has the non-numeric "
+                            f"value {sample.raw!r}")
+        values[str(instance)] = sample.value
+        timestamps[str(instance)] = sample.timestamp
+    return values, timestamps, None
 
 
 def _answer_warnings(body: Any) -> list[str]:
@@ -122,15 +159,29 @@ def _answer_warnings(body: Any) -> list[str]:
     return [str(w) for w in found] if isinstance(found, list) else []
 
 
-def _sample_number(raw: Any) -> Optional[float]:
-    """Prometheus sends sample values as strings ("0.42", "NaN", "+Inf"); NaN is refused (no usable usage)."""
+# what Go's strconv.ParseFloat accepts in decimal form (Prometheus never sends the hexadecimal one): a number with an
+# optional exponent, inf or infinity with an optional sign, nan without one; any case
+_GO_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?inf(?:inity)?|nan", re.IGNORECASE)
+
+
+def go_parse_float(raw: Any) -> Optional[float]:
+    """strconv.ParseFloat(raw, 64) as Prometheus' Go client decodes a sample value ("0.42", "NaN", "+Inf");
+    None where Go reports a syntax error (Python's float() also takes spaces and "1_0", which Go refuses). A bare
+    JSON number, which only a hand-written answer has, is taken as it is."""
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return float(raw)
+    if not isinstance(raw, str) or not _GO_FLOAT.fullmatch(raw):
+        return None
+    return float(raw)
+
+
+def _timestamp(raw: Any) -> Optional[float]:
     if isinstance(raw, bool):
         return None
     try:
-        number = float(raw)
+        return float(raw)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(number) else number
 
 
 def _go_float(value: float) -> str:
@@ -244,6 +295,24 @@ class ActualUsage:
         return {r: scaled(r, amount) for r, amount in totals.items()}
 
     def prometheus_answer(self, query: str, address: Optional[str] = None) -> PrometheusAnswer:
+        """The answer as the upstream descheduler reads it: raises UsageUnavailable where upstream fails."""
+        answer = self._answer(query, address)
+        if answer.problem:
+            raise UsageUnavailable(f"{answer.problem} (query {query!r})")
+        return answer
+
+    def prometheus_values(self, query: str, address: Optional[str] = None) -> dict[str, float]:
+        return dict(self.prometheus_answer(query, address).values)
+
+    def prometheus_samples(self, query: str, address: Optional[str] = None) -> list[PrometheusSample]:
+        """Every sample of the answer in Prometheus' order, whatever their labels (empty: no data); raises
+        UsageUnavailable only when there is no answer or the query failed as a whole."""
+        answer = self._answer(query, address)
+        if answer.failure:
+            raise UsageUnavailable(f"{answer.failure} (query {query!r})")
+        return list(answer.samples)
+
+    def _answer(self, query: str, address: Optional[str]) -> PrometheusAnswer:
         answer = self._prometheus.get(query) or self._prometheus.get(ANY_QUERY)
         if answer is None and address and self.live_query is not None:
             answer = self._fetch(query, address)
@@ -252,12 +321,7 @@ class ActualUsage:
                 raise UsageUnavailable(self.prometheus_unavailable)
             raise UsageUnavailable(f"no Prometheus answer for query {query!r}: give prometheus_result (the JSON "
                                    "body /api/v1/query returned) or prometheus_url to query it live")
-        if answer.problem:
-            raise UsageUnavailable(f"{answer.problem} (query {query!r})")
         return answer
-
-    def prometheus_values(self, query: str, address: Optional[str] = None) -> dict[str, float]:
-        return dict(self.prometheus_answer(query, address).values)
 
     def _fetch(self, query: str, address: str) -> PrometheusAnswer:
         """Send the query live once; the answer is kept (and read) exactly as a recorded one would be."""
@@ -353,9 +417,9 @@ def _age(warnings: list[str], what: str, timestamp: Any, now: Optional[float]) -
 
 
 def _warn_stale_answer(warnings: list[str], answer: PrometheusAnswer, now: Optional[float]) -> None:
-    if now is None or not answer.timestamps:
+    if now is None or not answer.samples:
         return
-    newest = max(answer.timestamps.values())
+    newest = max(sample.timestamp for sample in answer.samples)
     if abs(now - newest) > STALE_SECONDS:
         label = "any query" if answer.query is ANY_QUERY else repr(answer.query)
         warnings.append(f"Prometheus answer for {label} was evaluated {int(now - newest)}s before now; a query at "

@@ -2,8 +2,10 @@
 as a form ``POST`` (what Prometheus' Go client sends first) or a ``GET``; ``refuse_post=405`` (or 501) answers
 POST with that status, as a read-only proxy in front of Prometheus does.
 
-Answers are ``{status: success, data: {resultType: vector, result: [...]}}`` with one sample per node (label
-``instance``) evaluated at the request's ``time``; an unknown query gets an empty vector, a request without the
+Answers are ``{status: success, data: {resultType: vector, result: [...]}}`` evaluated at the request's ``time``:
+a table entry ``{instance: value}`` gives one sample per instance (label ``instance``), a list of ``(labels, value)``
+gives those samples in that order with exactly those labels (a pod query's series as cAdvisor's relabelled
+metrics carry them, with or without ``instance``). An unknown query gets an empty vector, a request without the
 expected bearer token a 401 as the OpenShift monitoring route's oauth proxy gives. Requests are recorded
 (``method``, ``path``, the parameters as ``query`` whether they came in the URL or the form, ``authorization``).
 """
@@ -21,7 +23,8 @@ from .httpserver import BackgroundServer
 class PrometheusStandIn:
     def __init__(self, answers: dict[str, dict[str, Any]], token: str | None = None,
                  refuse_post: int | None = None) -> None:
-        self.answers = answers  # query → {instance: value (float or raw string)}
+        # query → {instance: value} or [(labels, value), ...]; a value is a float or the raw string sent
+        self.answers = answers
         self.token = token
         self.refuse_post = refuse_post
         self.requests: list[dict[str, Any]] = []
@@ -75,8 +78,9 @@ class PrometheusStandIn:
                     return
                 at = float(query.get("time") or 0)
                 samples = standin.answers.get(query["query"], {})
-                result = [{"metric": {"instance": node}, "value": [at, str(value)]}
-                          for node, value in samples.items()]
+                series = [({"instance": node}, value) for node, value in samples.items()] \
+                    if isinstance(samples, dict) else list(samples)
+                result = [{"metric": dict(labels), "value": [at, str(value)]} for labels, value in series]
                 self._send(200, {"status": "success", "data": {"resultType": "vector", "result": result}})
 
             def _send(self, status: int, body: dict) -> None:

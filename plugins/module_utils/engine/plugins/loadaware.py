@@ -6,8 +6,9 @@ prometheus``) or of the custom metrics ``node_cpu_usage_avg``/``node_memory_usag
 while the thresholds are percentages of allocatable. Pods are evicted biggest measured user first.
 
 Usage comes from the engine's metrics input (engine/metrics.py, ``ActualUsage``): Prometheus answers are looked up
-by the exact query Volcano sends (``node_queries``/``pod_queries``; custom metrics by their name, one sample per node
-labelled ``instance``), PodMetrics for pods in adaptor mode. A query with no recorded answer is sent live to
+by the exact query Volcano sends (``node_queries``/``pod_queries``) and read as Volcano reads them, the first sample
+whatever its labels (loadaware_metrics.py); custom metrics by their name, one sample per node labelled ``instance``;
+PodMetrics for pods in adaptor mode. A query with no recorded answer is sent live to
 ``metrics.address`` (or the plan's ``prometheus_url``) when the plan module set up live queries, as Volcano sends it.
 What Volcano does when data is missing is kept: a node without an answer counts as 0% used (a warning names it and
 why), a pod without metrics sorts last and frees nothing.
@@ -19,7 +20,6 @@ over its LoadAware target on cpu or memory.
 
 from __future__ import annotations
 
-import math
 from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional
 
@@ -31,6 +31,13 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels im
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import UsageUnavailable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization as nu
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware_metrics import (
+    VolcanoPanic,
+    first_row_value,
+    node_amount,
+    node_fraction,
+    pod_quantity,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.nodeutilization_metrics import (
     actual_usage,
 )
@@ -161,10 +168,6 @@ def _ceil(amount: Decimal) -> int:
     return whole + 1 if amount > whole else whole
 
 
-def _decimal(number: float) -> Decimal:
-    return Decimal(0) if math.isnan(number) else Decimal(repr(number))
-
-
 class UsageSource:
     """Volcano's metrics client for one run: node fractions and pod usage, with what was missing."""
 
@@ -193,19 +196,15 @@ class UsageSource:
             return {r: self.adaptor.get(r, {}).get(node.name, 0.0) for r in ("cpu", "memory")}
         fractions = {}
         for resource, query in zip(("cpu", "memory"), node_queries(node.name, self.duration), strict=True):
-            try:
-                values = self.actual.prometheus_values(query, self.address)
-            except UsageUnavailable as exc:  # no answer, an error answer or a non-numeric sample
-                self.missing.append((f"{node.name} {resource}", str(exc)))
-                values = {}
-            else:
-                if not values:  # "no data found"
-                    self.missing.append((f"{node.name} {resource}", f"empty answer to {query}"))
-            fractions[resource] = next(iter(values.values()), 0.0)  # only the first series is read; else 0
+            text = self._first_value(f"{node.name} {resource}", query)
+            fractions[resource], problem = node_fraction(text)
+            if problem:
+                self.missing.append((f"{node.name} {resource}", f"{problem} (query {query})"))
         return fractions
 
     def pod_usage(self, pod: Pod) -> Optional[dict[str, Decimal]]:
-        """The pod's measured usage, None when it has no metrics entry (adaptor: no PodMetrics)."""
+        """The pod's measured usage, None when it has no metrics entry (adaptor: no PodMetrics). Raises
+        VolcanoPanic where Volcano's descheduler would panic reading it."""
         if self.kind == ADAPTOR:
             try:
                 usage = self.actual.pod_usage(pod.namespace, pod.name, ("cpu", "memory"))
@@ -214,13 +213,23 @@ class UsageSource:
             return {"cpu": Decimal(usage.get("cpu", 0)) / 1000, "memory": Decimal(usage.get("memory", 0))}
         found: dict[str, Decimal] = {}
         for resource, query in zip(("cpu", "memory"), pod_queries(pod.name, self.duration), strict=True):
-            try:
-                values = self.actual.prometheus_values(query, self.address)
-            except UsageUnavailable:
-                continue
-            if values:
-                found[resource] = _decimal(next(iter(values.values())))
+            text = self._first_value(None, query)
+            if text is not None:
+                found[resource] = pod_quantity(text, f"pod {pod.namespace}/{pod.name} {resource} (query {query})")
         return found  # every pod gets an entry, possibly empty, as upstream
+
+    def _first_value(self, what: Optional[str], query: str) -> Optional[str]:
+        """The first sample's value text, whatever its labels, as Volcano reads it (loadaware_metrics); None when
+        Volcano finds no data. ``what`` names a node's missing data in the plan's warnings."""
+        try:
+            samples = self.actual.prometheus_samples(query, self.address)
+        except UsageUnavailable as exc:  # no answer, an error answer, not a vector, an undecodable value
+            if what:
+                self.missing.append((what, str(exc)))
+            return None
+        if not samples and what:
+            self.missing.append((what, f"empty answer to {query}"))
+        return first_row_value(samples)
 
 
 def metrics_problem(args: Mapping[str, Any]) -> Optional[str]:
@@ -246,8 +255,9 @@ def node_loads(handle: PluginHandle, source: UsageSource) -> list[NodeLoad]:
         fractions = source.node_fractions(node)
         pods = handle.pods_on_node(node.name)
         usage = {
-            "cpu": Decimal(f"{value(node.capacity.get('cpu', 0)) * fractions['cpu']:f}"),
-            "memory": Decimal(f"{value(node.capacity.get('memory', 0)) * fractions['memory']:f}"),
+            "cpu": node_amount(value(node.capacity.get("cpu", 0)), fractions["cpu"], f"node {node.name} cpu"),
+            "memory": node_amount(value(node.capacity.get("memory", 0)), fractions["memory"],
+                                  f"node {node.name} memory"),
             "pods": Decimal(len(pods)),
         }
         metrics = {}
@@ -365,7 +375,12 @@ def balance(handle: PluginHandle, args: dict[str, Any]) -> None:
     metrics = args["metrics"]
     source = UsageSource(handle, metrics["type"], str(args.get("duration") or DEFAULT_DURATION),
                          str(metrics.get("address") or ""))
-    loads = node_loads(handle, source)
+    try:
+        loads = node_loads(handle, source)
+    except VolcanoPanic as exc:  # the descheduler process dies before this cycle evicts anything
+        _warn_missing(handle, source)
+        handle.error(str(exc))
+        return
     _warn_missing(handle, source)
     applied = set_thresholds(handle, loads, low, high, deviation)
     lows, highs = classify(handle, loads)
@@ -474,7 +489,7 @@ def _data_hint(source: UsageSource) -> str:
     if source.kind == ADAPTOR:
         return (f"Record the custom metrics {NODE_CPU_METRIC}/{NODE_MEMORY_METRIC} (prometheus_result keyed by "
                 "metric name)")
-    return ("Make Prometheus answer LoadAware's queries (its 'instance' label must be the node name), or record the "
+    return ("Make Prometheus answer LoadAware's queries (they select instance=\"<node name>\"), or record the "
             "answers (prometheus_result keyed by query; docs/engine.md lists the queries); a plan of a live cluster, "
             "or with prometheus_url, sends them to metrics.address or prometheus_url")
 
