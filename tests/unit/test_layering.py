@@ -19,12 +19,13 @@ COLLECTION = "ansible_collections.descheduler.fleet.plugins"
 LAYERS: list[set[str]] = [
     {"errors"},  # the root of every user-facing error
     {"files", "module_errors"},  # the atomic file writer; the one reporting wrapper of the modules
-    {"cluster", "engine"},  # all cluster I/O; the pure planning engine (no Ansible, no network)
+    {"cluster", "engine", "store"},  # all cluster I/O; the pure planning engine (no Ansible, no network); the run store
     {"report"},  # plans and results as Markdown and HTML (Jinja2 templates)
     {"executor", "operator", "inventory", "promotion"},
     {"secondary_scheduler"},  # installs its operator through operator/
     {"kubedescheduler"},  # the operator's spec, rendered policy, rollout and log
     {"whatif"},  # candidates side by side, on plans of either policy kind
+    {"rollout"},  # a change across the fleet by decision groups: soak, health gates, rollback
     {"module_support", "runner"},  # shared module plumbing; one runner per module
     {"modules", "action", "doc_fragments"},
 ]

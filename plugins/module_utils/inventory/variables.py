@@ -19,6 +19,10 @@ FLEET_VARIABLES = frozenset([
     "descheduler_fleet_target_hosts",
     "descheduler_fleet_serial",
     "descheduler_fleet_max_fail_percentage",
+    "descheduler_fleet_run_store",  # where a fleet run is kept across AWX job slices (docs/awx-slicing.md)
+    "descheduler_fleet_run_id",
+    "descheduler_fleet_rollout",  # rollout controls: decision groups, soak, gates, rollback (docs/rolling-out.md)
+    "descheduler_fleet_rollout_group",
 ])
 # Options that say which cluster: with none of them (in the connection, module_defaults or K8S_AUTH_*), the client
 # would take the default kubeconfig's current context.

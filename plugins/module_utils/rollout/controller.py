@@ -1,0 +1,297 @@
+"""One rollout across the fleet, group after group: change, soak, gate, roll back, halt.
+
+For each decision group in order: change its clusters, at most ``max_concurrency`` at a time, each within its
+``progress_deadline`` (a cluster that does not take the change and run it in time has failed); stop starting
+clusters once the group's failures exceed ``max_failures`` (none for a mandatory group) or the fleet's exceed
+``max_failures_total``. Failed clusters go back to their last good configuration. Over a budget, the rollout halts:
+later groups are not touched. Otherwise the changed clusters soak for ``min_success_time`` while their gates are
+polled every ``gate_interval``; a breach rolls the breaching clusters back and halts the rollout; a passed soak
+records the new configuration as the last good one, and the next group starts. Earlier groups are kept.
+
+What a change is (read the current configuration, apply the new one and wait, restore an old one) comes from a
+``Change`` (runner/rollout.py has the KubeDescheduler's); the connections from ``connect``.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional, Protocol
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Clock, Sleeper, Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.gates import ClusterGates
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.groups import DecisionGroup
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.options import RolloutOptions
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.record import (
+    BEFORE_CHANGE,
+    VERIFIED,
+    record_value,
+    write_record,
+)
+
+# Cluster statuses, in the result.
+SUCCEEDED, FAILED, ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED = (
+    "succeeded", "failed", "rolled_back", "rollback_failed", "not_started")
+
+
+@dataclass
+class Target:
+    """One cluster: its connection options (``expected_cluster_uid`` included), the change's input, and why it may
+    not take part (it failed its checks before the rollout: counted as a failure of its group, never touched)."""
+
+    name: str
+    params: dict[str, Any]
+    desired: dict[str, Any]
+    blocked: Optional[str] = None
+
+
+class Change(Protocol):
+    """What the rollout changes on a cluster."""
+
+    namespace: str  # where the last-good record lives
+    record_key: str  # its key in the record
+
+    def current(self, api_client: Any) -> Optional[dict]:
+        """The configuration the cluster runs now; None when there is none."""
+
+    def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
+        """Make the change and wait (at most ``timeout`` seconds) until the cluster runs it: ``changed``,
+        ``changes``, ``diff``, ``msg``; raise a FleetError when it does not."""
+
+    def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
+        """Put ``last_good`` back (None: remove what the rollout created) and wait for it: ``changed``, ``msg``."""
+
+    def operand_breaches(self, api_client: Any) -> list[str]:
+        """What is wrong with what was changed (the operand gate): empty when it runs as it should."""
+
+
+@dataclass
+class Outcome:
+    cluster: str
+    group: str
+    status: str = NOT_STARTED
+    changed: bool = False
+    changes: list = field(default_factory=list)
+    error: Optional[str] = None
+    breaches: list = field(default_factory=list)
+    last_good: Optional[dict] = None  # {"present", "spec"} as recorded before the change
+    rollback: Optional[dict] = None
+    seconds: Optional[float] = None
+    msg: Optional[str] = None
+    diff: Optional[dict] = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status in (FAILED, ROLLED_BACK, ROLLBACK_FAILED)
+
+
+Connect = Callable[[dict], Any]
+
+
+def _connect(params: dict) -> Any:
+    return connect_to_intended_cluster(params)[0]
+
+
+class Rollout:
+    def __init__(self, options: RolloutOptions, groups: list[DecisionGroup], targets: dict[str, Target],
+                 change: Change, *, check_mode: bool = False, connect: Connect = _connect,
+                 clock: Clock = time.monotonic, sleeper: Sleeper = time.sleep) -> None:
+        self.options, self.groups, self.targets, self.change = options, groups, targets, change
+        self.check_mode, self.connect, self.clock, self.sleeper = check_mode, connect, clock, sleeper
+        self.outcomes = {name: Outcome(name, group.name) for group in groups for name in group.clusters}
+        self.gates = {name: ClusterGates(options.gates, change.operand_breaches) for name in self.outcomes}
+        self.group_reports: list[dict[str, Any]] = []
+        self.halt_reason: Optional[str] = None
+
+    # ---- one cluster ----------------------------------------------------------------------------------------------
+
+    def _change_one(self, name: str) -> None:
+        outcome, target = self.outcomes[name], self.targets[name]
+        if target.blocked:
+            outcome.status, outcome.error = FAILED, target.blocked
+            return
+        start = self.clock()
+        try:
+            api_client = self.connect(target.params)
+            try:
+                before = self.change.current(api_client)
+                outcome.last_good = record_value(before)
+                if not self.check_mode:
+                    self.gates[name].take_baseline(api_client)
+                    write_record(api_client, self.change.namespace, self.change.record_key, before,
+                                 run_id=self.options.run_id, state=BEFORE_CHANGE)
+            finally:
+                api_client.close()
+            result = self.change.apply(target, self.options.progress_deadline, self.check_mode)
+        except FleetError as error:
+            outcome.status, outcome.error = FAILED, self._failure_text(error, start)
+        else:
+            outcome.status, outcome.changed = SUCCEEDED, bool(result.get("changed"))
+            outcome.changes, outcome.msg = result.get("changes") or [], result.get("msg")
+            outcome.diff = result.get("diff")
+        outcome.seconds = round(self.clock() - start, 1)
+
+    def _failure_text(self, error: FleetError, start: float) -> str:
+        text = error.user_message()
+        if self.clock() - start >= self.options.progress_deadline:
+            return f"progress deadline ({self.options.progress_deadline:g}s) exceeded: {text}"
+        return text
+
+    def _roll_back(self, name: str) -> None:
+        """Back to the configuration recorded before the change, then the operand gate once more (the workloads
+        may take longer to recover than the operand: they are the next run's baseline, not a rollback failure)."""
+        outcome, target = self.outcomes[name], self.targets[name]
+        if not self.options.rollback or self.check_mode or outcome.last_good is None:
+            return  # nothing was recorded, so nothing was changed
+        try:
+            last_good = outcome.last_good["spec"] if outcome.last_good["present"] else None
+            result = self.change.restore(target, last_good, self.options.progress_deadline)
+            api_client = self.connect(target.params)
+            try:
+                after = self.change.operand_breaches(api_client) if self.options.gates.operand else []
+            finally:
+                api_client.close()
+        except FleetError as error:
+            outcome.status = ROLLBACK_FAILED
+            outcome.rollback = {"ok": False, "changed": None, "error": error.user_message()}
+            return
+        outcome.status = ROLLED_BACK if not after else ROLLBACK_FAILED
+        outcome.rollback = {"ok": not after, "changed": bool(result.get("changed")), "msg": result.get("msg"),
+                            "breaches_after": after}
+
+    # ---- one group ------------------------------------------------------------------------------------------------
+
+    def _failures(self) -> int:
+        return sum(1 for outcome in self.outcomes.values() if outcome.failed)
+
+    def _change_group(self, group: DecisionGroup, allowed: int, allowed_total: int) -> list[str]:
+        """Change the group's clusters, ``max_concurrency`` at a time; the clusters not started, if any."""
+        limit = self.options.max_concurrency.of(len(group.clusters), at_least_one=True)
+        pending, in_flight = list(group.clusters), {}  # type: list[str], dict[Future, str]
+        with ThreadPoolExecutor(max_workers=limit) as pool:
+            while pending or in_flight:
+                over = self._group_failures(group) > allowed or self._failures() > allowed_total
+                while pending and len(in_flight) < limit and not over:
+                    name = pending.pop(0)
+                    in_flight[pool.submit(self._change_one, name)] = name
+                if not in_flight:
+                    break
+                finished, _running = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                for future in finished:
+                    in_flight.pop(future)
+                    future.result()  # a bug of ours surfaces here, with its traceback
+        return pending
+
+    def _group_failures(self, group: DecisionGroup) -> int:
+        return sum(1 for name in group.clusters if self.outcomes[name].failed)
+
+    def _soak(self, group: DecisionGroup) -> dict[str, list[str]]:
+        """Poll the gates of the group's changed clusters for ``min_success_time``; the breaches, by cluster."""
+        soaking = [name for name in group.clusters if self.outcomes[name].status == SUCCEEDED
+                   and self.outcomes[name].changed]
+        if self.check_mode or not soaking:
+            return {}
+        start = self.clock()
+
+        def observe() -> tuple[float, dict[str, list[str]]]:
+            breaches = {name: self._breaches(name) for name in soaking}
+            return self.clock() - start, {name: found for name, found in breaches.items() if found}
+
+        def done(observed: tuple[float, dict[str, list[str]]]) -> bool:
+            return bool(observed[1]) or observed[0] >= self.options.min_success_time
+
+        waiter = Waiter(timeout=self.options.min_success_time + self.options.gate_interval,
+                        interval=self.options.gate_interval, clock=self.clock, sleep=self.sleeper)
+        breached = waiter.until(observe, done, lambda observed: AssertionError("the soak outlived its deadline"))
+        return breached.value[1]
+
+    def _breaches(self, name: str) -> list[str]:
+        try:
+            api_client = self.connect(self.targets[name].params)
+            try:
+                return self.gates[name].breaches(api_client)
+            finally:
+                api_client.close()
+        except FleetError as error:
+            return [f"the gates cannot be read: {error.user_message()}"]
+
+    def _record_verified(self, group: DecisionGroup) -> None:
+        for name in group.clusters:
+            if self.outcomes[name].status != SUCCEEDED or self.check_mode:
+                continue
+            api_client = self.connect(self.targets[name].params)
+            try:
+                write_record(api_client, self.change.namespace, self.change.record_key,
+                             self.change.current(api_client), run_id=self.options.run_id, state=VERIFIED)
+            finally:
+                api_client.close()
+
+    def _run_group(self, group: DecisionGroup) -> dict[str, Any]:
+        allowed = 0 if group.mandatory else self.options.max_failures.of(len(group.clusters))
+        allowed_total = self.options.max_failures_total.of(len(self.outcomes))
+        report: dict[str, Any] = {"name": group.name, "clusters": list(group.clusters), "mandatory": group.mandatory,
+                                  "allowed_failures": allowed, "breaches": {}}
+        not_started = self._change_group(group, allowed, allowed_total)
+        failed = [name for name in group.clusters if self.outcomes[name].status == FAILED]
+        for name in failed:
+            self._roll_back(name)
+        failures = self._group_failures(group)
+        if failures > allowed or self._failures() > allowed_total:
+            which = "its" if failures > allowed else "the fleet's"
+            budget = allowed if failures > allowed else allowed_total
+            self.halt_reason = (f"group {group.name}: {failures} cluster(s) failed ({', '.join(failed)}), over "
+                                f"{which} max failures ({budget}{', a mandatory group' if group.mandatory else ''})"
+                                + (f"; {len(not_started)} not started" if not_started else ""))
+            return {**report, "status": FAILED, "failures": failures}
+        soak_start = self.clock()
+        breaches = self._soak(group)
+        report["soak_seconds"] = round(self.clock() - soak_start, 1)
+        if breaches:
+            for name, found in breaches.items():
+                self.outcomes[name].breaches = found
+                self.outcomes[name].status = FAILED
+                self.outcomes[name].error = "health gate breached during the soak: " + "; ".join(found)
+                self._roll_back(name)
+            self.halt_reason = f"group {group.name}: health gate breached on " + "; ".join(
+                f"{name}: {'; '.join(found)}" for name, found in breaches.items())
+            return {**report, "status": FAILED, "failures": self._group_failures(group), "breaches": breaches}
+        self._record_verified(group)
+        return {**report, "status": SUCCEEDED, "failures": failures}
+
+    # ---- the fleet ------------------------------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        for group in self.groups:
+            if self.halt_reason is not None:
+                self.group_reports.append({"name": group.name, "clusters": list(group.clusters),
+                                           "mandatory": group.mandatory, "status": NOT_STARTED})
+                continue
+            self.group_reports.append(self._run_group(group))
+        return self.result()
+
+    def result(self) -> dict[str, Any]:
+        outcomes = [asdict(outcome) for outcome in self.outcomes.values()]
+        counts = {status: sum(1 for o in outcomes if o["status"] == status)
+                  for status in (SUCCEEDED, FAILED, ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED)}
+        changed = sum(1 for o in outcomes if o["status"] == SUCCEEDED and o["changed"])
+        summary = {**counts, "changed": changed, "unchanged": counts[SUCCEEDED] - changed, "total": len(outcomes)}
+        return {
+            "changed": any(o["changed"] or (o["rollback"] or {}).get("changed") for o in outcomes),
+            "halted": self.halt_reason is not None,
+            "halt_reason": self.halt_reason,
+            "groups": self.group_reports,
+            "clusters": {o["cluster"]: {key: value for key, value in o.items() if key != "diff"} for o in outcomes},
+            "summary": summary,
+            "diff": [o["diff"] for o in outcomes if o["diff"]],
+            "msg": self._message(summary),
+        }
+
+    def _message(self, summary: dict[str, int]) -> str:
+        head = (f"rollout {'halted' if self.halt_reason else 'done'}: {summary['changed']} changed, "
+                f"{summary['unchanged']} unchanged, {summary[FAILED]} failed, {summary[ROLLED_BACK]} rolled back, "
+                f"{summary[ROLLBACK_FAILED]} rollback failed, {summary[NOT_STARTED]} not started "
+                f"(of {summary['total']})")
+        return f"{head}. {self.halt_reason}" if self.halt_reason else head

@@ -1,0 +1,95 @@
+"""The rollout module: one change rolled across the fleet by decision groups, with soak, gates and rollback.
+
+Order of one call: the options checked (rollout/options.py), the clusters' decision groups (rollout/groups.py), then
+rollout/controller.py drives the groups, calling back into this file's ``KubeDeschedulerChange`` for each cluster:
+read what it runs (the last good configuration), apply the new spec with the kubedescheduler runner and wait for the
+operator to roll it out, or put the old spec back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import OPERATOR_NAMESPACE
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import comparable
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.controller import Rollout, Target
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.gates import operand_breaches
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.groups import decision_groups
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.options import parse_budget, rollout_options
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.kubedescheduler import (
+    read_kubedescheduler,
+    run_kubedescheduler,
+)
+
+KUBEDESCHEDULER_RECORD_KEY = "kubedescheduler.json"
+
+
+class KubeDeschedulerChange:
+    """The ``cluster`` KubeDescheduler's spec, changed and restored through the kubedescheduler module's runner."""
+
+    namespace = OPERATOR_NAMESPACE
+    record_key = KUBEDESCHEDULER_RECORD_KEY
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.validation = {"field_validation": params.get("field_validation") or "Strict",
+                           "fail_on_warnings": bool(params.get("fail_on_warnings"))}
+        self.wait_sleep = float(params.get("wait_sleep") or 5)
+
+    def current(self, api_client: Any) -> Optional[dict]:
+        existing = read_kubedescheduler(api_client)
+        return comparable(existing.get("spec") or {}) if existing is not None else None
+
+    def _run(self, target: Target, options: dict[str, Any], timeout: float, check_mode: bool) -> dict[str, Any]:
+        params = {**target.params, **options, "wait": True, "wait_timeout": timeout, "wait_sleep": self.wait_sleep}
+        return run_kubedescheduler(params, check_mode)
+
+    def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
+        state = target.desired.get("state") or "present"
+        options = {**self.validation, "state": state, "spec": target.desired.get("spec") if state == "present"
+                   else None}
+        result = self._run(target, options, timeout, check_mode)
+        diff = result.get("diff")
+        if diff:  # name the cluster in --diff output: one diff per cluster
+            diff = {**diff, "before_header": f"{target.name}: {diff.get('before_header')}",
+                    "after_header": f"{target.name}: {diff.get('after_header')}"}
+        return {**result, "diff": diff if result.get("changed") else None}
+
+    def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
+        # The old spec ran on this cluster: warnings about it are no reason to leave the new one in place.
+        if last_good is None:
+            options = {"state": "absent"}
+        else:
+            options = {"state": "present", "spec": last_good, "field_validation": "Ignore", "fail_on_warnings": False}
+        return self._run(target, options, timeout, check_mode=False)
+
+    def operand_breaches(self, api_client: Any) -> list[str]:
+        """The operand gate: the descheduler rolled out and no Degraded condition (rollout/gates.py)."""
+        return operand_breaches(api_client)
+
+
+def _targets(clusters: list[Mapping[str, Any]]) -> dict[str, Target]:
+    targets: dict[str, Target] = {}
+    for index, cluster in enumerate(clusters):
+        name = cluster.get("name")
+        if not name or name in targets:
+            raise RolloutError(f"clusters[{index}].name: {name!r} is {'missing' if not name else 'given twice'}; "
+                               "give each cluster a unique name (its inventory host)", f"clusters[{index}].name", name)
+        connection = {key: value for key, value in (cluster.get("connection") or {}).items() if value is not None}
+        params = {**connection, "expected_cluster_uid": cluster.get("expected_cluster_uid")}
+        targets[name] = Target(name, params, {"state": cluster.get("state") or "present", "spec": cluster.get("spec")},
+                               cluster.get("blocked") or None)
+    return targets
+
+
+def run_rollout(params: Mapping[str, Any], check_mode: bool) -> dict[str, Any]:
+    """One call of the rollout module."""
+    options = rollout_options(params)
+    targets = _targets(params.get("clusters") or [])
+    per_group = params.get("clusters_per_group")
+    groups = decision_groups(
+        list(targets), assigned={c["name"]: c.get("group") for c in params.get("clusters") or []},
+        groups=params.get("groups") or [], mandatory_groups=params.get("mandatory_groups") or [],
+        inventory_groups=params.get("inventory_groups") or {},
+        clusters_per_group=parse_budget(per_group, "clusters_per_group") if per_group not in (None, "") else None)
+    return Rollout(options, groups, targets, KubeDeschedulerChange(params), check_mode=check_mode).run()

@@ -1,0 +1,308 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, descheduler.fleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: rollout
+short_description: Roll a KubeDescheduler spec across clusters by decision groups, with soak, health gates and rollback
+version_added: 0.2.0
+description:
+  - Runs once, on the controller, for a whole fleet (the C(tune) role calls it with C(run_once) when
+    C(descheduler_fleet_rollout) is set). It changes the C(cluster) KubeDescheduler of each cluster of O(clusters)
+    group after group, as M(descheduler.fleet.kubedescheduler) does for one (validated before any write; waits for
+    the operator to roll the descheduler out).
+  - "Decision groups: a cluster's group is its O(clusters[].group), else the first group of O(mandatory_groups) then
+    O(groups) whose O(inventory_groups) entry holds it. Mandatory groups go first and tolerate no failure; then the
+    other named groups in order; then groups only O(clusters[].group) names (sorted); then the clusters of no group,
+    O(clusters_per_group) at a time."
+  - "In each group, at most O(max_concurrency) clusters change at once, each within O(progress_deadline). Before a
+    cluster is changed, the spec it runs is recorded in the cluster (ConfigMap C(descheduler-fleet-last-good) in
+    C(openshift-kube-descheduler-operator), key C(kubedescheduler.json)) and in the result (RV(clusters))."
+  - "A failed cluster is rolled back to that spec. When a group's failures exceed O(max_failures), or the fleet's
+    exceed O(max_failures_total), the rollout halts: later groups are not touched, earlier ones are kept."
+  - "Otherwise the changed clusters of the group soak for O(min_success_time) while O(gates) are polled every
+    O(gate_interval): the operand available and not Degraded; no workload further below its PodDisruptionBudget or
+    its desired ready replicas than before the change (beyond O(gates.workload_tolerance)); no eviction storm in the
+    operand's log. A breach rolls the breaching cluster back and halts the rollout. A passed soak records the new
+    spec as the last good one."
+  - A rollback puts the recorded spec back (or removes the KubeDescheduler when there was none before, which only
+    the rollout can have created), waits for the operator to roll it out and checks the operand again. It is
+    idempotent and never deletes the record or anything the rollout did not create. See docs/rolling-out.md.
+author:
+  - descheduler.fleet maintainers (@descheduler-fleet)
+extends_documentation_fragment:
+  - descheduler.fleet.attributes
+attributes:
+  check_mode:
+    support: full
+    details: Validates and compares on every cluster, group by group; writes nothing (no record), soaks nothing.
+  diff_mode:
+    support: full
+    details: One before/after diff of the spec per changed cluster, its header naming the cluster.
+options:
+  clusters:
+    description: The clusters of the fleet, in inventory order.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      name:
+        description: The cluster's name (its inventory host).
+        type: str
+        required: true
+      group:
+        description:
+          - Its decision group (the host variable C(descheduler_fleet_rollout_group)); overrides O(inventory_groups).
+        type: str
+      connection:
+        description:
+          - How to reach it, as the roles' C(descheduler_fleet_connection) (keys left out fall back to the
+            C(K8S_AUTH_*) environment variables).
+        type: dict
+        suboptions:
+          kubeconfig:
+            description: Path to a kubeconfig file, or its content as a dict.
+            type: raw
+          context:
+            description: The kubeconfig context.
+            type: str
+          host:
+            description: The API server URL.
+            type: str
+          api_key:
+            description: A bearer token.
+            type: str
+          validate_certs:
+            description: Verify the API server's certificate.
+            type: bool
+          ca_cert:
+            description: The CA bundle to verify it with.
+            type: path
+      expected_cluster_uid:
+        description: The UID of its C(kube-system) namespace; nothing is read or changed on another cluster.
+        type: str
+      state:
+        description: C(present) to create or update the KubeDescheduler with O(clusters[].spec), C(absent) to delete it.
+        type: str
+        choices: [present, absent]
+        default: present
+      spec:
+        description: The whole desired KubeDescheduler spec (as M(descheduler.fleet.kubedescheduler)'s C(spec)).
+        type: dict
+      blocked:
+        description:
+          - Why the cluster may not take part (it failed its checks before the rollout). It counts as a failure of its
+            group and is never touched.
+        type: str
+  groups:
+    description: Decision groups, in order, after the mandatory ones.
+    type: list
+    elements: str
+    default: []
+  mandatory_groups:
+    description: Decision groups that go first and tolerate no failure (the canaries).
+    type: list
+    elements: str
+    default: []
+  inventory_groups:
+    description: The members of each named group (the C(groups) magic variable); a dict of group name to host names.
+    type: dict
+    default: {}
+  clusters_per_group:
+    description: How many clusters of no named group form one group (a count, or a percent of them); all by default.
+    type: raw
+  max_concurrency:
+    description: How many clusters of a group change at once (a count, or a percent of the group, at least 1).
+    type: raw
+    default: 100%
+  max_failures:
+    description: How many clusters of a (not mandatory) group may fail before the rollout halts (a count or a percent).
+    type: raw
+    default: 0
+  max_failures_total:
+    description: How many clusters of the fleet may fail before the rollout halts (a count or a percent).
+    type: raw
+    default: 0
+  progress_deadline:
+    description: How long a cluster has to take the change and run it (seconds, or a Go duration such as C(5m)).
+    type: raw
+    default: 10m
+  min_success_time:
+    description: How long each group soaks, its gates polled, before the next group starts (seconds or Go duration).
+    type: raw
+    default: 1m
+  gate_interval:
+    description: The time between two polls of the gates during the soak (seconds or Go duration).
+    type: raw
+    default: 10s
+  gates:
+    description: The health gates polled during the soak.
+    type: dict
+    default: {}
+    suboptions:
+      operand:
+        description: The descheduler rolled out (not scaled to 0) and no Degraded condition on the KubeDescheduler.
+        type: bool
+        default: true
+      workloads:
+        description:
+          - No PodDisruptionBudget with fewer healthy pods than it wants, and no Deployment or StatefulSet with fewer
+            ready replicas than desired, beyond what it lacked before the change and O(gates.workload_tolerance).
+        type: bool
+        default: true
+      workload_tolerance:
+        description: The pods a workload may lose during the soak beyond what it lacked before the change.
+        type: int
+        default: 0
+      max_evictions_per_minute:
+        description:
+          - The most evictions the descheduler may log within a minute (its C("Evicted pod") lines; dry-run lines do
+            not count). 0 does not check.
+        type: int
+        default: 0
+  rollback:
+    description: Roll failed and breaching clusters back to their last good spec.
+    type: bool
+    default: true
+  run_id:
+    description: Names this rollout in the last-good record (for example the AWX job id).
+    type: str
+  field_validation:
+    description: As M(descheduler.fleet.kubedescheduler)'s O(descheduler.fleet.kubedescheduler#module:field_validation).
+    type: str
+    choices: [Strict, Warn, Ignore]
+    default: Strict
+  fail_on_warnings:
+    description: Treat validation warnings as errors (the cluster fails).
+    type: bool
+    default: false
+  wait_sleep:
+    description: Seconds between two checks while waiting for the operator.
+    type: float
+    default: 5
+notes:
+  - The clusters are reached from the controller, several at once; the connection options of each must work there.
+seealso:
+  - module: descheduler.fleet.kubedescheduler
+"""
+
+EXAMPLES = r"""
+- name: Roll the new spec out, canary first, soaking 5 minutes after each group
+  descheduler.fleet.rollout:
+    clusters:
+      - name: canary-1
+        connection: {kubeconfig: ~/.kube/canary-1}
+        spec: {mode: Predictive, profiles: [AffinityAndTaints], deschedulingIntervalSeconds: 3600}
+      - name: prod-1
+        group: wave-1
+        connection: {kubeconfig: ~/.kube/prod-1}
+        spec: {mode: Predictive, profiles: [AffinityAndTaints], deschedulingIntervalSeconds: 3600}
+    mandatory_groups: [canary]
+    inventory_groups: {canary: [canary-1]}
+    max_concurrency: 25%
+    max_failures: 10%
+    progress_deadline: 10m
+    min_success_time: 5m
+    gates:
+      workload_tolerance: 1
+      max_evictions_per_minute: 30
+  run_once: true
+  register: rollout
+"""
+
+RETURN = r"""
+halted:
+  description: Whether the rollout stopped before its last group.
+  returned: always
+  type: bool
+halt_reason:
+  description: Why, naming the group, the clusters and the failures or the breached gates; null when it did not halt.
+  returned: always
+  type: str
+groups:
+  description:
+    - Each decision group in order - C(name), C(clusters), C(mandatory), C(status) (succeeded, failed, not_started),
+      C(allowed_failures), C(failures), C(soak_seconds), C(breaches) (by cluster).
+  returned: always
+  type: list
+  elements: dict
+clusters:
+  description:
+    - By cluster name - C(group), C(status) (succeeded, failed, rolled_back, rollback_failed, not_started),
+      C(changed), C(changes), C(error), C(breaches), C(last_good) (C(present), C(spec) - what was recorded before the
+      change), C(rollback) (C(ok), C(changed), C(msg) or C(error)), C(seconds), C(msg).
+  returned: always
+  type: dict
+summary:
+  description:
+    - Counts - C(changed), C(unchanged), C(failed), C(rolled_back), C(rollback_failed), C(not_started), C(total).
+  returned: always
+  type: dict
+msg:
+  description: One sentence with the counts, and the halt reason.
+  returned: always
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout import run_rollout
+
+CONNECTION_SPEC = dict(
+    kubeconfig=dict(type="raw"),
+    context=dict(type="str"),
+    host=dict(type="str"),
+    api_key=dict(type="str", no_log=True),
+    validate_certs=dict(type="bool"),
+    ca_cert=dict(type="path"),
+)
+CLUSTER_SPEC = dict(
+    name=dict(type="str", required=True),
+    group=dict(type="str"),
+    connection=dict(type="dict", options=CONNECTION_SPEC),
+    expected_cluster_uid=dict(type="str"),
+    state=dict(type="str", choices=["present", "absent"], default="present"),
+    spec=dict(type="dict"),
+    blocked=dict(type="str"),
+)
+GATES_SPEC = dict(
+    operand=dict(type="bool", default=True),
+    workloads=dict(type="bool", default=True),
+    workload_tolerance=dict(type="int", default=0),
+    max_evictions_per_minute=dict(type="int", default=0),
+)
+ARGUMENT_SPEC = dict(
+    clusters=dict(type="list", elements="dict", options=CLUSTER_SPEC, required=True),
+    groups=dict(type="list", elements="str", default=[]),
+    mandatory_groups=dict(type="list", elements="str", default=[]),
+    inventory_groups=dict(type="dict", default={}),
+    clusters_per_group=dict(type="raw"),
+    max_concurrency=dict(type="raw", default="100%"),
+    max_failures=dict(type="raw", default=0),
+    max_failures_total=dict(type="raw", default=0),
+    progress_deadline=dict(type="raw", default="10m"),
+    min_success_time=dict(type="raw", default="1m"),
+    gate_interval=dict(type="raw", default="10s"),
+    gates=dict(type="dict", options=GATES_SPEC, default={}),
+    rollback=dict(type="bool", default=True),
+    run_id=dict(type="str"),
+    field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
+    fail_on_warnings=dict(type="bool", default=False),
+    wait_sleep=dict(type="float", default=5),
+)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    result = run_and_report(module, run_rollout, module.params, module.check_mode)
+    if not module._diff:
+        result.pop("diff", None)
+    if result["halted"]:
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
