@@ -29,7 +29,8 @@ demo: venv
 	$(BIN)/ansible-playbook -i examples/inventory.yml playbooks/dry_run.yml -e dry_run_fail_on_cluster_error=true
 	$(BIN)/ansible-playbook -i examples/inventory.yml playbooks/whatif.yml -e @examples/whatif-candidates.yml
 	@echo "Reports: examples/out/<cluster>/plan.{json,md,html} and examples/out/fleet-summary.{md,html}"
-	@echo "What-if: examples/out/whatif/<cluster>/whatif.{json,md,html} and examples/out/whatif/whatif-fleet.md"
+	@echo "What-if: examples/out/whatif/<cluster>/whatif.{json,md,html} and examples/out/whatif/whatif-fleet.{json,md,html}"
+	@echo "Open in a browser: file://$(CURDIR)/examples/out/whatif/whatif-fleet.html (the candidates side by side per cluster)"
 
 # Every stage in order (venv, lint, unit, integration, sanity, compat, package), the cold Go builds started in the
 # background first; prints each stage's time at the end (tests/run_all.sh).

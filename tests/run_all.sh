@@ -43,9 +43,31 @@ go_build_started=$(date +%s)
 if [ -z "${TEST_KUBECONFIG:-}" ]; then
     rm -f build/go-build.finished
     ( bash tests/controlplane/build.sh >/dev/null && bash tests/upstream/build.sh >/dev/null \
-        && date +%s >build/go-build.finished ) >build/go-build.log 2>&1 &
+        && bash tests/s3server/build.sh >/dev/null && date +%s >build/go-build.finished ) >build/go-build.log 2>&1 &
     go_build_pid=$!
 fi
+
+# Chromium, for the browser check of the what-if fleet HTML (tests/integration/test_whatif_fleet_browser.py, which
+# waits for build/chromium-install.status and is skipped, saying why, without Chromium): installed in the
+# background when missing, as root with apt-get only; its output in build/chromium-install.log.
+rm -f build/chromium-install.status
+(
+    started=$(date +%s)
+    if command -v chromium >/dev/null; then
+        status="ok: already installed"
+    elif [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+        status="not installed: installing it needs root and apt-get (apt-get install chromium)"
+    elif apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+    then
+        status="ok: installed in $(( $(date +%s) - started ))s"
+    else
+        status="failed: apt-get install chromium failed, see build/chromium-install.log"
+    fi
+    echo "$status"
+    echo "$status" >build/chromium-install.status.tmp
+    mv build/chromium-install.status.tmp build/chromium-install.status
+) >build/chromium-install.log 2>&1 &
+echo $! >build/chromium-install.pid
 
 wait_for_go_build() {
     [ -n "$go_build_pid" ] || return 0

@@ -1,6 +1,6 @@
 """The whatif role over a small fleet of snapshot clusters, one of them broken, through ansible-playbook: each
 cluster's candidates compared (as the module compares them), a fleet summary naming each cluster's best candidate,
-the broken cluster marked and the playbook failing after the summary is written."""
+the broken cluster marked and the playbook failing after the summary (JSON, Markdown, HTML) is written."""
 
 from __future__ import annotations
 
@@ -53,4 +53,10 @@ def test_each_cluster_gets_its_best_candidate_and_a_broken_one_fails_after_the_s
         assert [c["name"] for c in rows[name]["candidates"]] == ["lifecycle", "duplicates"]
         assert (tmp_path / "out" / name / "lifecycle" / "plan.json").exists()
     summary = (tmp_path / "out" / "whatif-fleet.md").read_text()
-    assert f"| east | {rows['east']['best']} |" in summary and "| broken | FAILED |" in summary
+    assert f"| [east](east/whatif.html) | {rows['east']['best']} |" in summary and "| broken | **FAILED** |" in summary
+    html = (tmp_path / "out" / "whatif-fleet.html").read_text()
+    assert '<a href="west/whatif.html">west</a>' in html and "Error: snapshot: file" in html
+    totals = {total["name"]: total for total in fleet["candidates"]}
+    assert totals["lifecycle"]["evictions"] == sum(c["evictions"] for name in ("east", "west")
+                                                   for c in rows[name]["candidates"] if c["name"] == "lifecycle")
+    assert sorted(totals["lifecycle"]["best_on"] + totals["duplicates"]["best_on"]) == ["east", "west"]

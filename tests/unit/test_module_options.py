@@ -12,6 +12,7 @@ import pytest
 import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import args
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec
+from ansible_collections.descheduler.fleet.plugins.module_utils.store.settings import RUN_STORE_ARG_SPEC
 
 COLLECTION = "ansible_collections.descheduler.fleet.plugins"
 MODULES = sorted(path.stem for path in (Path(__file__).resolve().parents[2] / "plugins" / "modules").glob("*.py")
@@ -29,6 +30,7 @@ GROUPS = {
     "report": args.REPORT_ARG_SPEC,
     "field_validation": args.FIELD_VALIDATION_ARG_SPEC,
     "listing": args.LISTING_ARG_SPEC,
+    "run_store": RUN_STORE_ARG_SPEC,
 }
 
 

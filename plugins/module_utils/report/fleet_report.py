@@ -95,7 +95,7 @@ def _cluster_row(entry: Any, index: int, out_dir: Optional[str]) -> dict:
         "warnings": len(view.warnings),
         "since_previous": _since_previous(whole.get("since_previous")),
         "vms_to_migrate": as_count(as_dict(whole.get("summary")).get("vms_to_migrate")),
-        "report": _report_link(entry.get("report_dir"), out_dir),
+        "report": report_link(entry.get("report_dir"), out_dir),
     }
 
 
@@ -131,10 +131,11 @@ def _whole_plan(plan: Any) -> dict:
     return plan
 
 
-def _report_link(report_dir: Any, out_dir: Optional[str]) -> Optional[str]:
+def report_link(report_dir: Any, out_dir: Optional[str], page: str = PLAN_FILES["html"]) -> Optional[str]:
+    """The path of a cluster's report page (its plan.html, or ``page``), relative to out_dir when given."""
     if not isinstance(report_dir, str) or not report_dir:
         return None
-    target = os.path.join(report_dir, PLAN_FILES["html"])
+    target = os.path.join(report_dir, page)
     if out_dir:
         try:
             target = os.path.relpath(os.path.abspath(target), os.path.abspath(out_dir))
