@@ -7,6 +7,7 @@ then each profile's deschedule plugins run, then each profile's balance plugins.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
@@ -34,10 +35,14 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.sampling 
     Tally,
     order_for_sample,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import (
+    EXTENSION_POINTS,
+    SharedCycles,
+    cycle_steps,
+    step_keys,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
-# (Profile attribute, the extension point as the plan names it) in run order
-EXTENSION_POINTS = (("deschedule", "Deschedule"), ("balance", "Balance"))
 _POINTS = {"deschedule": DESCHEDULE, "balance": BALANCE}
 
 
@@ -48,15 +53,19 @@ def cycle_nodes(snapshot: Snapshot, policy: Policy, order: Order = DETERMINISTIC
 
 
 def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DETERMINISTIC,
-              evictors: Optional[dict[str, ProfileEvictor]] = None) -> tuple[CycleState, Optional[str]]:
+              evictors: Optional[dict[str, ProfileEvictor]] = None,
+              shared: Optional[SharedCycles] = None) -> tuple[CycleState, Optional[str]]:
     """All deschedule plugins of all profiles, then all balance plugins. Returns the state and a skip reason.
 
     ``evictors`` (profile → ProfileEvictor) may be kept between cycles on the same snapshot, policy and time:
-    a filter plugin only caches what never changes within them.
+    a filter plugin only caches what never changes within them. ``shared`` (the deterministic cycle only): what
+    the cycles of other policies on the same snapshot and time share with this one (engine/shared_cycle.py).
     """
+    if shared is not None and (order is not DETERMINISTIC or not shared.matches(snapshot, now)):
+        shared = None
     nodes = cycle_nodes(snapshot, policy, order)
     limits = EvictionLimits(policy.max_total, policy.max_per_node, policy.max_per_namespace)
-    state = CycleState(snapshot, now, nodes, limits, order)
+    state = shared.new_state(nodes, limits) if shared is not None else CycleState(snapshot, now, nodes, limits, order)
     state.flavor = policy.flavor
     if len(nodes) <= 1:
         return state, f"requires >=2 nodes, found {len(nodes)}"
@@ -64,15 +73,47 @@ def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DET
         evictors = {}
     for profile in policy.profiles:
         if profile.name not in evictors:
-            evictors[profile.name] = profile_evictor(profile, snapshot, now)
+            if shared is None:
+                evictors[profile.name] = profile_evictor(profile, snapshot, now)
+            else:
+                evictors[profile.name] = shared.evictor(profile, partial(profile_evictor, profile, snapshot, now))
     for profile in policy.profiles:
         state.warnings.extend(evictors[profile.name].warnings)
-    for attribute, point in EXTENSION_POINTS:
-        for profile in policy.profiles:
-            for name in getattr(profile, attribute):
-                handle = PluginHandle(state, profile.name, name, point, evictors[profile.name])
-                _run_plugin(handle, _POINTS[attribute], profile.args[name])
+    steps = cycle_steps(policy)
+    if shared is None:
+        for step in steps:
+            _run_step(state, step, evictors)
+    else:
+        _run_shared_steps(state, policy, steps, evictors, shared)
     return state, None
+
+
+def _run_step(state: CycleState, step: tuple[Profile, str, str], evictors: dict[str, ProfileEvictor]) -> None:
+    profile, name, attribute = step
+    handle = PluginHandle(state, profile.name, name, dict(EXTENSION_POINTS)[attribute], evictors[profile.name])
+    _run_plugin(handle, _POINTS[attribute], profile.args[name])
+
+
+def _run_shared_steps(state: CycleState, policy: Policy, steps: list[tuple[Profile, str, str]],
+                      evictors: dict[str, ProfileEvictor], shared: SharedCycles) -> None:
+    """The steps, starting after those another policy's cycle already ran the same way (keys[0] is the head)."""
+    keys = step_keys(policy)
+    initial_warnings = len(state.warnings)
+    done = shared.resume(keys, state)
+    shareable = True
+    for position in range(max(done - 1, 0), len(steps)):
+        if not shareable:
+            _run_step(state, steps[position], evictors)
+            continue
+        watched = shared.watch()
+        try:
+            _run_step(state, steps[position], evictors)
+        finally:
+            read_metrics = shared.unwatch(watched)
+        # what depends on the candidate's metrics, or stays with a plugin for later steps, is not shared
+        shareable = not read_metrics and not state.plugin_state
+        if shareable:
+            shared.reached(keys, position + 2, state, initial_warnings)
 
 
 def profile_evictor(profile: Profile, snapshot: Snapshot, now: float) -> ProfileEvictor:
@@ -119,8 +160,7 @@ def _run_plugin(handle: PluginHandle, point: str, args: dict) -> None:
 
 def plugin_keys(policy: Policy) -> list[str]:
     """"profile/plugin" of every strategy plugin the cycle runs, in run order."""
-    return [f"{profile.name}/{name}" for attribute, _point in EXTENSION_POINTS for profile in policy.profiles
-            for name in getattr(profile, attribute)]
+    return [f"{profile.name}/{name}" for profile, name, _attribute in cycle_steps(policy)]
 
 
 def sample_cycles(snapshot: Snapshot, policy: Policy, now: float, samples: int, seed: int,

@@ -10,7 +10,6 @@ is applied, and the soft tainter itself only taints in Automatic mode.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches, parse_selector_string
@@ -48,7 +47,7 @@ def annotate(plan: dict, snapshot: Any, operator_mode: Optional[str]) -> None:
     """Mark VM evictions, count them in the summary, and add the soft tainter's intended taints."""
     vms = 0
     for entry in plan["evictions"]:
-        pod = _find_pod(snapshot.pods, entry["namespace"], entry["name"])
+        pod = snapshot.find_pod(entry["namespace"], entry["name"])
         name = vm_name(pod) if pod is not None else None
         if name is not None:
             entry["vm"] = {"name": name, "action": "live-migrate"}
@@ -57,14 +56,6 @@ def annotate(plan: dict, snapshot: Any, operator_mode: Optional[str]) -> None:
     taints = soft_taints(plan, snapshot, operator_mode)
     if taints is not None:
         plan["soft_taints"] = taints
-
-
-def _find_pod(pods: list, namespace: str, name: str) -> Any:
-    """snapshot.pods is sorted by (namespace, name): a binary search, not an index of 150,000 pods per plan."""
-    index = bisect_left(pods, (namespace, name), key=lambda p: (p.namespace, p.name))
-    if index < len(pods) and pods[index].namespace == namespace and pods[index].name == name:
-        return pods[index]
-    return None
 
 
 def soft_taints(plan: dict, snapshot: Any, mode: Optional[str]) -> Optional[dict]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any, Iterable, Mapping, Optional, Union
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine import kubevirt, sampling
@@ -18,6 +20,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics i
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import Policy, load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import SharedCycles
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
 FORMAT_VERSION = 1
@@ -40,13 +43,15 @@ def prepare_snapshot(objects: Union[Iterable[Mapping[str, Any]], Snapshot], plac
 def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: Mapping[str, Any],
                  now: Union[datetime, str, None] = None, samples: int = 1, seed: Optional[int] = None,
                  placement: Any = None, policy_source: str = "DeschedulerPolicy",
-                 operator_mode: Optional[str] = None) -> dict:
+                 operator_mode: Optional[str] = None, shared: Optional[SharedCycles] = None) -> dict:
     """Simulate one --dry-run descheduling cycle of the DeschedulerPolicy ``policy`` and describe it.
 
     ``policy_source`` names where the policy came from (a KubeDescheduler is rendered into a policy first:
     kubedescheduler/planning.py) and ``operator_mode`` is that KubeDescheduler's mode (it decides the soft tainter's
     taints). With ``samples`` > 1 the cycle is also run in samples-1 orders upstream could use (engine/sampling.py):
     the plan stays the deterministic one, each eviction gains its ``frequency`` and the plan a ``sampling`` block.
+    ``shared`` (engine/shared_cycle.py) holds what plans of other policies on the same snapshot and time computed
+    that this one needs too (the whatif module's candidates); the plan is the same with it or without.
     """
     moment = moment_of(now)
     samples, seed = sampling.check_sampling(samples, seed)
@@ -54,10 +59,13 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
     with gc_paused():
         loaded = load_policy(policy, snapshot.priority_classes)
         actual_for(snapshot, moment).use_policy(loaded.document)  # which metrics clients upstream builds
-        before = _usage_by_node(snapshot, None)
+        if shared is not None and not shared.matches(snapshot, moment):
+            shared = None
+        before = _usage_by_node(snapshot, None) if shared is None else shared.requested_before()
         evictors: dict = {}
-        state, skipped = run_cycle(snapshot, loaded, moment, evictors=evictors)
-        plan = _describe(snapshot, loaded, policy_source, moment, state, skipped, before)
+        state, skipped = run_cycle(snapshot, loaded, moment, evictors=evictors, shared=shared)
+        after = _usage_by_node(snapshot, state) if shared is None else shared.requested_after(state)
+        plan = _describe(snapshot, loaded, policy_source, moment, state, skipped, before, after)
         kubevirt.annotate(plan, snapshot, operator_mode)  # VMs that will live-migrate, soft taints
         if samples > 1:
             tally = sample_cycles(snapshot, loaded, moment, samples, seed, state, evictors)
@@ -106,8 +114,7 @@ def _percent(used: Mapping[str, int], allocatable: Mapping[str, int]) -> dict[st
 
 
 def _describe(snapshot: Snapshot, policy: Policy, policy_source: str, now: float, state: CycleState,
-              skipped: Optional[str], before: dict) -> dict:
-    after = _usage_by_node(snapshot, state)
+              skipped: Optional[str], before: dict, after: dict) -> dict:
     return {
         "format_version": FORMAT_VERSION,
         "now": datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -135,6 +142,13 @@ def _count(entries: Iterable[dict], key: Any) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
+def _count_values(entries: list[dict], key: str) -> dict[str, int]:
+    """_count by one field of the entries (the summary's hot path: a plan may hold 100,000 evictions)."""
+    counts = Counter(map(itemgetter(key), entries))
+    counts.pop(None, None)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
 def _owner_label(entry: dict) -> Optional[str]:
     owner = entry.get("owner")
     return f"{entry['namespace']}/{owner['kind']}/{owner['name']}" if owner else None
@@ -145,10 +159,10 @@ def _summary(state: CycleState, policy: Policy) -> dict:
     limits = state.limits
     return {
         "total": len(evictions),
-        "by_plugin": _count(evictions, lambda e: e["plugin"]),
-        "by_profile": _count(evictions, lambda e: e["profile"]),
-        "by_namespace": _count(evictions, lambda e: e["namespace"]),
-        "by_node": _count(evictions, lambda e: e["node"]),
+        "by_plugin": _count_values(evictions, "plugin"),
+        "by_profile": _count_values(evictions, "profile"),
+        "by_namespace": _count_values(evictions, "namespace"),
+        "by_node": _count_values(evictions, "node"),
         "by_owner": _count(evictions, _owner_label),
         "limits": {
             "maxNoOfPodsToEvictTotal": policy.max_total,

@@ -101,7 +101,7 @@ class Order:
         starts at a new random slot of it.
         """
         if self._rng is None:
-            return [pod for pod in pods if keep(pod)]
+            return list(filter(keep, pods))  # every plugin lists every node's pods: filter's C loop is faster
         cached = self._layouts.get(id(pods))
         if cached is None:
             rank = self._index_rank(everyone or pods)

@@ -27,16 +27,158 @@ KINDS_READ = frozenset(
 )
 
 
+READ_CHUNK = 1 << 20  # characters read at a time when a JSON snapshot is streamed
+
+
 def load_snapshot_file(path: str) -> list[dict]:
     """Read a JSON or YAML snapshot: a list, a ``kind: List`` document, or multi-document YAML (optionally .gz)."""
+    return list(iter_snapshot_file(path))
+
+
+def iter_snapshot_file(path: str) -> Iterator[dict]:
+    """The objects of a snapshot file, one at a time. A JSON snapshot (a list or a ``kind: List``, as ``kubectl get
+    -o json`` writes) is streamed: only the object being handed out is held, so its caller can reduce each object
+    (``slim_object``) before the next is parsed. YAML is parsed whole."""
     try:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
-            text = handle.read()
+            stream = _JsonStream(handle, path)
+            if stream.peek() in ("{", "["):
+                with gc_paused():  # parsing allocates millions of objects at once and none is garbage yet
+                    yield from _stream_objects(stream)
+                return
+            text = stream.rest()
     except OSError as exc:
         raise SnapshotError(f"snapshot {path!r} cannot be read: {exc.strerror or exc}") from exc
-    with gc_paused():  # parsing allocates millions of objects at once and none is garbage yet
-        return parse_snapshot_text(text, source=path)
+    with gc_paused():
+        yield from parse_snapshot_text(text, source=path)
+
+
+class _JsonStream:
+    """One JSON text read from a file in chunks, a value at a time (the standard library's ``raw_decode``)."""
+
+    def __init__(self, handle: Any, source: str) -> None:
+        self.handle, self.source = handle, source
+        self.buffer, self.position, self.at_end = "", 0, False
+        self.decoder = json.JSONDecoder()
+
+    def _read_more(self) -> bool:
+        # read at least as much as is buffered: a value larger than a chunk costs a few retries, not one per chunk
+        chunk = self.handle.read(max(READ_CHUNK, len(self.buffer) - self.position))
+        if not chunk:
+            self.at_end = True
+            return False
+        self.buffer = self.buffer[self.position:] + chunk
+        self.position = 0
+        return True
+
+    def peek(self) -> str:
+        """The next character that is not white space ('' at the end of the file), not consumed."""
+        while True:
+            while self.position < len(self.buffer) and self.buffer[self.position] in " \t\r\n":
+                self.position += 1
+            if self.position < len(self.buffer):
+                return self.buffer[self.position]
+            if not self._read_more():
+                return ""
+
+    def take(self, expected: str) -> str:
+        """Consume the next character, which must be one of ``expected``."""
+        found = self.peek()
+        if not found or found not in expected:
+            raise SnapshotError(f"{self.source}: invalid JSON: expected {' or '.join(map(repr, expected))}, found "
+                                f"{found or 'the end of the file'!r} near {self.buffer[self.position:][:40]!r}")
+        self.position += 1
+        return found
+
+    def value(self) -> Any:
+        self.peek()
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buffer, self.position)
+            except ValueError as exc:
+                if self._read_more():
+                    continue
+                raise SnapshotError(f"{self.source}: invalid JSON: {exc}") from exc
+            if end < len(self.buffer) or self.at_end or not self._read_more():  # a number may go on in the next chunk
+                self.position = end
+                return value
+
+    def rest(self) -> str:
+        while self._read_more():
+            pass
+        return self.buffer[self.position:]
+
+
+def _stream_objects(stream: _JsonStream) -> Iterator[dict]:
+    """The objects of a JSON list or ``kind: List`` document, each as soon as it is parsed."""
+    where = f"{stream.source} document 1"
+    if stream.peek() == "[":
+        for index, item in enumerate(_array_items(stream)):
+            yield from _flatten(item, f"{where} item {index}")
+    else:
+        yield from _stream_object_document(stream, where)
+    if stream.peek():
+        raise SnapshotError(f"{stream.source}: invalid JSON: extra data after the document, near "
+                            f"{stream.buffer[stream.position:][:40]!r}")
+
+
+def _array_items(stream: _JsonStream) -> Iterator[Any]:
+    stream.take("[")
+    if stream.peek() == "]":
+        stream.take("]")
+        return
+    while True:
+        yield stream.value()
+        if stream.take(",]") == "]":
+            return
+
+
+def _stream_object_document(stream: _JsonStream, where: str) -> Iterator[dict]:
+    """A top-level object: its ``items`` streamed when it is a List (``kubectl`` writes ``kind`` after ``items``:
+    items without a ``kind`` of their own wait for it), else the object itself."""
+    fields: dict[str, Any] = {}
+    streamed, waiting, items_streamed = 0, [], False
+    stream.take("{")
+    while stream.peek() != "}":
+        if fields or items_streamed:
+            stream.take(",")
+        key = stream.value()
+        stream.take(":")
+        if key == "items" and stream.peek() == "[" and _may_be_list(fields):
+            items_streamed = True
+            for item in _array_items(stream):
+                if isinstance(item, dict) and "kind" not in item and _item_kind(fields) is None:
+                    waiting.append(item)
+                    continue
+                yield from _flatten(_with_kind(item, _item_kind(fields)), f"{where} items[{streamed}]")
+                streamed += 1
+            continue
+        fields[key] = stream.value()
+    stream.take("}")
+    if not items_streamed:
+        yield from _flatten(fields, where)
+        return
+    if _item_kind(fields) is None and not str(fields.get("kind", "")).endswith("List"):
+        raise SnapshotError(f"{where}: an object with 'items' but kind {fields.get('kind')!r}; a snapshot is a list "
+                            "of objects or a List (kind List, PodList...)")
+    for item in waiting:
+        yield from _flatten(_with_kind(item, _item_kind(fields)), f"{where} items[{streamed}]")
+        streamed += 1
+
+
+def _may_be_list(fields: Mapping[str, Any]) -> bool:
+    kind = fields.get("kind")
+    return kind is None or (isinstance(kind, str) and kind.endswith("List"))
+
+
+def _item_kind(fields: Mapping[str, Any]) -> Optional[str]:
+    kind = fields.get("kind")
+    return (kind[: -len("List")] or None) if isinstance(kind, str) and kind.endswith("List") else None
+
+
+def _with_kind(item: Any, kind: Optional[str]) -> Any:
+    return dict(item, kind=kind) if isinstance(item, dict) and kind and "kind" not in item else item
 
 
 def parse_snapshot_text(text: str, source: str = "snapshot") -> list[dict]:
@@ -105,6 +247,7 @@ class Snapshot:
         for pod in self.pods:
             if pod.node_name:
                 self.pods_by_node.setdefault(pod.node_name, []).append(pod)
+        self._pods_by_key: Optional[dict[tuple[str, str], Pod]] = None  # see find_pod
         self.owner_uid_counts: dict[str, int] = {}
         for pod in self.pods:
             for uid in {ref.uid for ref in pod.owners}:  # an indexer lists a pod once per distinct owner UID
@@ -154,6 +297,14 @@ class Snapshot:
 
     def sorted_nodes(self) -> list[Node]:
         return [self.nodes[name] for name in sorted(self.nodes)]
+
+    def find_pod(self, namespace: str, name: str) -> Optional[Pod]:
+        """The pod of that namespace and name (None: not in the snapshot), through an index built on first use and
+        kept for every plan on this snapshot (the whatif module's candidates look up each of their evictions)."""
+        if self._pods_by_key is None:
+            # reversed: of two pods with one name (a hand-made snapshot), the first in sorted order is found
+            self._pods_by_key = {(pod.namespace, pod.name): pod for pod in reversed(self.pods)}
+        return self._pods_by_key.get((namespace, name))
 
     def namespace_labels(self, namespace: str) -> Optional[dict[str, str]]:
         return self.namespaces.get(namespace)

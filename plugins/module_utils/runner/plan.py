@@ -6,7 +6,7 @@ Kept apart from the module so the module stays thin (argument spec, call, result
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction import verify_evictions
@@ -26,8 +26,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.config import read_scheduler_config
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import PlacementRequest
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import SharedCycles
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import (
     Snapshot,
+    iter_snapshot_file,
     load_snapshot_file,
     slim_object,
 )
@@ -52,7 +54,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_diff import diff_plans
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import write_plan_report
-from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import attach_metrics
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import MetricsReads, attach_metrics
 
 DEFAULT_POLICY_CONFIGMAP = {"namespace": "kube-system", "name": "descheduler", "key": "policy.yaml"}
 
@@ -168,14 +170,30 @@ def placement_request(params: Mapping[str, Any]) -> Any:
 def _snapshot_from_file(path: str, placement: Any = None) -> tuple[Snapshot, ClusterIdentity]:
     if not os.path.exists(path):
         raise EngineError(f"snapshot: file {path!r} does not exist; give the path of a JSON or YAML file of objects")
-    with gc_paused():
-        objects = load_snapshot_file(path)
-        if placement is not None:
+    if placement is not None:  # placement reads the Nodes' images before any pod's: the file is read whole
+        with gc_paused():
+            objects = load_snapshot_file(path)
             placement.record_objects(objects)
-        identity = identity_from_namespaces(_namespaces(objects), server=None)
-        snapshot = Snapshot(objects)
-        del objects
-    return snapshot, identity
+            identity = identity_from_namespaces(_namespaces(objects), server=None)
+            snapshot = Snapshot(objects)
+            del objects
+        return snapshot, identity
+    namespaces: list[dict] = []
+
+    def slimmed() -> Iterator[dict]:
+        # each Pod and Node is reduced to what the engine reads as soon as it is parsed, as a live listing does: a
+        # snapshot of 150,000 pods is never held whole
+        for obj in iter_snapshot_file(path):
+            kind = obj.get("kind")
+            if kind in ("Pod", "Node"):
+                obj = slim_object(obj)
+            elif kind == "Namespace":
+                namespaces.append(obj)
+            yield obj
+
+    with gc_paused():
+        snapshot = Snapshot(slimmed())
+    return snapshot, identity_from_namespaces(iter(namespaces), server=None)
 
 
 def _namespaces(objects: list[dict]) -> Iterator[dict]:
@@ -230,13 +248,23 @@ def kubedescheduler_field_warnings(spec: Any, field_validation: Any, option: str
 
 
 def plan_policy(snapshot: Snapshot, policy: Mapping[str, Any], kind: str, now: Any, params: Mapping[str, Any],
-                placement: Any, api_client: Any) -> dict:
+                placement: Any, api_client: Any, shared: Optional[SharedCycles] = None,
+                reads: Optional[MetricsReads] = None) -> dict:
     """The plan of one policy (a DeschedulerPolicy, or a KubeDescheduler rendered as the operator would), with the
-    metrics it needs read: what the plan and whatif modules compute for each policy."""
-    document = descheduler_policy(policy, kind, snapshot, params.get("prometheus_url"))
-    attach_metrics(snapshot, params, document, api_client, lambda: api_client_for(params))
+    metrics it needs read: what the plan and whatif modules compute for each policy. ``shared`` and ``reads``: what
+    the plans of other policies on this read of the cluster computed or read that this one needs too (the whatif
+    module's candidates)."""
+    document = rendered_policy(snapshot, policy, kind, params)
+    attach_metrics(snapshot, params, document, api_client, lambda: api_client_for(params), reads)
     return compute_plan(snapshot, document, now, samples=samples_of(params), seed=params.get("seed"),
-                        placement=placement, policy_source=kind, operator_mode=operator_mode(policy, kind))
+                        placement=placement, policy_source=kind, operator_mode=operator_mode(policy, kind),
+                        shared=shared)
+
+
+def rendered_policy(snapshot: Snapshot, policy: Mapping[str, Any], kind: str,
+                    params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The DeschedulerPolicy a policy of ``kind`` runs as (a KubeDescheduler rendered as the operator would)."""
+    return descheduler_policy(policy, kind, snapshot, params.get("prometheus_url"))
 
 
 def _policy(params: Mapping[str, Any], api_client: Any) -> tuple[Mapping[str, Any], str, dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from typing import Any, Callable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import prometheus as prom
@@ -76,10 +77,39 @@ def load_metrics_file(path: Optional[str]) -> list[dict]:
     return objects
 
 
+class MetricsReads:
+    """What the live metrics sources answered, kept for every policy planned on the same read of a cluster: the
+    whatif module's candidates read the metrics API once and send each Prometheus query once (an unreachable
+    Prometheus is asked once)."""
+
+    def __init__(self) -> None:
+        self._metrics_api: Optional[tuple[list[dict], Optional[str]]] = None
+        # per Prometheus a policy names (its metricsProviders URL and token secret): answers by query, and why it
+        # could not be queried
+        self._answers: dict[Any, dict[str, Any]] = {}
+        self._problems: dict[Any, Optional[str]] = {}
+
+    def metrics_api(self, read: Callable[[], tuple[list[dict], Optional[str]]]) -> tuple[list[dict], Optional[str]]:
+        if self._metrics_api is None:
+            self._metrics_api = read()
+        return self._metrics_api
+
+    def prometheus(self, queries: list[str], document: Mapping[str, Any],
+                   fetch: Callable[[list[str]], tuple[dict, Optional[str]]]) -> tuple[dict, Optional[str]]:
+        source = (provider_url(document), provider_secret(document))
+        answers = self._answers.setdefault(source, {})
+        unasked = [q for q in queries if q not in answers]
+        if unasked and self._problems.get(source) is None:
+            fetched, self._problems[source] = fetch(unasked)
+            answers.update(fetched)
+        unanswered = any(q not in answers for q in queries)
+        return {q: answers[q] for q in queries if q in answers}, self._problems.get(source) if unanswered else None
+
+
 def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], document: Mapping[str, Any], api_client: Any,
-                   client_factory: Callable[[], Any]) -> ActualUsage:
+                   client_factory: Callable[[], Any], reads: Optional[MetricsReads] = None) -> ActualUsage:
     """Build the snapshot's ActualUsage from recorded inputs, then read live whatever the DeschedulerPolicy
-    ``document`` still needs."""
+    ``document`` still needs (through ``reads``, when given: what an earlier policy's plan read live)."""
     now = moment_of(params.get("now") or None)
     results = load_prometheus_result(params.get("prometheus_result")) or {}
     extra = load_metrics_file(params.get("metrics_file"))
@@ -87,11 +117,14 @@ def attach_metrics(snapshot: Snapshot, params: Mapping[str, Any], document: Mapp
     live_objects: list[dict] = []
     problem = None
     if kubernetes and api_client is not None and not snapshot.metrics_objects and not extra:
-        live_objects, problem = _read_metrics_api(api_client, params.get("page_size") or 500)
+        read = partial(_read_metrics_api, api_client, params.get("page_size") or 500)
+        live_objects, problem = read() if reads is None else reads.metrics_api(read)
     missing = [q for q in queries if q not in results and ANY_QUERY not in results]
     unavailable = None
     if missing:
-        fetched, unavailable = _query_prometheus(missing, params, document, api_client, client_factory, now)
+        fetch = partial(_query_prometheus, params=params, document=document, api_client=api_client,
+                        client_factory=client_factory, now=now)
+        fetched, unavailable = fetch(missing) if reads is None else reads.prometheus(missing, document, fetch)
         results.update(fetched)
     actual = attach(snapshot, results, now, extra_objects=extra + live_objects)
     actual.metrics_api_problem = problem

@@ -2,7 +2,8 @@
 on that one read at one time, put the figures side by side and name the candidate that meets the objective.
 
 Each candidate's plan is computed exactly as the plan module computes it (the same snapshot, time, samples, seed
-and placement request), so its figures are those of a separate plan run; only the read is shared.
+and placement request), so its figures are those of a separate plan run. Shared between them: the read, and what
+does not depend on the policy or is the same for candidates that agree up to some plugin (engine/shared_cycle.py).
 """
 
 from __future__ import annotations
@@ -11,14 +12,20 @@ from datetime import UTC, datetime
 from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import moment_of
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import SharedCycles
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import (
     PlanRequestError,
     kubedescheduler_field_warnings,
     placement_request,
     plan_policy,
     read_input,
+    rendered_policy,
     why_nothing_may_be_evicted,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import MetricsReads
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import candidate_figures, final_spread
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.objective import Objective, choose
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.report import write_whatif_report
@@ -42,13 +49,7 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
                                                                      ".kubedescheduler")]
     now = params.get("now") or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # one time for every candidate
     snapshot, read_warnings, source, identity, api_client = read_input(params, placement)
-    plans = {}
-    for index, candidate in enumerate(candidates):
-        try:
-            plans[candidate["name"]] = plan_policy(snapshot, candidate["policy"], candidate["kind"], now, params,
-                                                   placement, api_client)
-        except EngineError as error:
-            raise PlanRequestError(f"candidates[{index}] ({candidate['name']}): {error}") from error
+    plans = plan_candidates(snapshot, candidates, now, params, placement, api_client)
     figures = [{"name": name, **candidate_figures(plan), "warnings": _plan_warnings(plan)}
                for name, plan in plans.items()]
     for entry, candidate in zip(figures, candidates, strict=True):
@@ -66,6 +67,38 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
         result["report_files"] = write_whatif_report(result, plans, params["report_dir"],
                                                      template_dir=params.get("report_template_dir"))
     return result
+
+
+def plan_candidates(snapshot: Snapshot, candidates: list[dict[str, Any]], now: str, params: Mapping[str, Any],
+                    placement: Any, api_client: Any) -> dict[str, dict]:
+    """Each candidate's plan on the one read, by name, in the candidates' order; live metrics are read once."""
+    shared = _shared_work(snapshot, candidates, now, params)
+    reads = MetricsReads()
+    plans = {}
+    for index, candidate in enumerate(candidates):
+        try:
+            plans[candidate["name"]] = plan_policy(snapshot, candidate["policy"], candidate["kind"], now, params,
+                                                   placement, api_client, shared, reads)
+        except EngineError as error:
+            raise PlanRequestError(f"candidates[{index}] ({candidate['name']}): {error}") from error
+    return plans
+
+
+def _shared_work(snapshot: Snapshot, candidates: list[dict[str, Any]], now: str,
+                 params: Mapping[str, Any]) -> SharedCycles:
+    """What the candidates' plans share (engine/shared_cycle.py), told which policies come, in order, so that it
+    keeps the cycle states where one departs from an earlier one. A policy that does not load is left out here:
+    its own plan reports the error."""
+    shared = SharedCycles(snapshot, moment_of(now))
+    policies = []
+    for candidate in candidates:
+        try:
+            document = rendered_policy(snapshot, candidate["policy"], candidate["kind"], params)
+            policies.append(load_policy(document, snapshot.priority_classes))
+        except EngineError:
+            continue
+    shared.expect(policies)
+    return shared
 
 
 def _searched(search: Any, taken: set[str]) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ import json
 
 import pytest
 import yaml
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine import snapshot as snapshot_module
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import SnapshotError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import (
     Snapshot,
@@ -83,3 +84,66 @@ def test_slimming_keeps_what_the_engine_reads_and_drops_the_rest():
     assert slim["spec"]["containers"] == [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]
     assert slim["status"] == {"phase": "Running"}
     assert Snapshot([slim]).pods[0].requests == Snapshot([pod]).pods[0].requests
+
+
+# ---- JSON snapshots are streamed: the same objects as parsing the whole text, at every chunk size ----------------
+
+MANY = [
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{index}", "namespace": "ns", "uid": f"u{index}"},
+     "spec": {"nodeName": "n1", "priority": index * 1000, "containers": [{"name": "c", "image": "i\u00e9\\\"x"}]},
+     "status": {"phase": "Running", "ratio": 0.5 + index}}
+    for index in range(12)
+]
+KUBECTL_ORDER = {"apiVersion": "v1", "items": MANY, "kind": "List", "metadata": {"resourceVersion": ""}}
+KINDLESS_AFTER = {"apiVersion": "v1", "items": [{k: v for k, v in o.items() if k != "kind"} for o in MANY],
+                  "kind": "PodList", "metadata": {}}
+NESTED = [{"kind": "List", "items": MANY[:3]}, MANY[3], {"kind": "PodList", "items": MANY[4:6]}, 12345]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+@pytest.mark.parametrize("document, indent", [
+    (MANY, None), (MANY, 2), (KUBECTL_ORDER, 4), (KINDLESS_AFTER, None), ({"kind": "List", "items": []}, None),
+    ([], 1), ({"apiVersion": "v1", "kind": "PodList", "items": MANY[:2]}, None), (MANY[0], 3),
+])
+def test_streamed_json_reads_as_parsing_it_whole(tmp_path, monkeypatch, chunk, document, indent):
+    monkeypatch.setattr(snapshot_module, "READ_CHUNK", chunk)
+    text = json.dumps(document, indent=indent)
+    whole = snapshot_module.parse_snapshot_text(text, source="x")
+    assert load_snapshot_file(write(tmp_path, "s.json", text)) == whole
+    assert load_snapshot_file(write(tmp_path, "s.json.gz", text, compress=True)) == whole
+
+
+def test_a_number_cut_by_a_chunk_is_read_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshot_module, "READ_CHUNK", 1)
+    item = {"kind": "PriorityClass", "metadata": {"name": "p"}, "value": 1234567}
+    text = json.dumps({"kind": "List", "items": [item], "metadata": {"n": 987654321}})
+    assert load_snapshot_file(write(tmp_path, "n.json", text))[0]["value"] == 1234567
+
+
+def test_lists_in_a_list_are_flattened_as_they_stream(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshot_module, "READ_CHUNK", 5)
+    path = write(tmp_path, "nested.json", json.dumps(NESTED[:3]))
+    assert [o["metadata"]["name"] for o in load_snapshot_file(path)] == [f"p{i}" for i in range(6)]
+
+
+def test_objects_are_handed_out_before_the_file_is_read_to_its_end(tmp_path, monkeypatch):
+    """What makes a large snapshot fit: the first pod is available while most of the file is still unread."""
+    monkeypatch.setattr(snapshot_module, "READ_CHUNK", 64)
+    path = write(tmp_path, "big.json", json.dumps(KUBECTL_ORDER))
+    objects = snapshot_module.iter_snapshot_file(path)
+    assert next(objects)["metadata"]["name"] == "p0"
+    objects.close()
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "a"}}', "invalid JSON"),
+    ('[{"kind": "Pod", "metadata": {"name": "a"}}] [', "extra data"),
+    ('[{"kind": "Pod", "metadata": {"name": "a"}} {"kind": "Pod"}]', "expected ',' or ']'"),
+    ('[3]', "expected a Kubernetes object"),
+    ('{"items": [{"metadata": {"name": "a"}}], "kind": "ConfigMap"}', "with 'items' but kind 'ConfigMap'"),
+    ('{"kind": "List", "items": [{"metadata": {"name": "a"}}]}', "without 'kind'"),
+])
+def test_bad_json_snapshots_say_what_is_wrong(tmp_path, monkeypatch, text, message):
+    monkeypatch.setattr(snapshot_module, "READ_CHUNK", 8)
+    with pytest.raises(SnapshotError, match=message):
+        load_snapshot_file(write(tmp_path, "bad.json", text))
