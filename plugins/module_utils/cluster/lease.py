@@ -242,10 +242,12 @@ def _expiry(spec: dict) -> Optional[datetime]:
     renewed = spec.get("renewTime") or spec.get("acquireTime")
     if not renewed:
         return None
-    try:
-        moment = datetime.strptime(renewed.replace("Z", "").split(".")[0], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    try:  # a MicroTime: its fraction counts (cut off, a Lease would look expired up to a second early)
+        moment = datetime.fromisoformat(renewed.replace("Z", "+00:00"))
     except ValueError:
         return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
     return moment + timedelta(seconds=int(spec.get("leaseDurationSeconds") or 0))
 
 
