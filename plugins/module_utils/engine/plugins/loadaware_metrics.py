@@ -16,6 +16,7 @@ engine/metrics.py ``PrometheusAnswer.values``); its plugins keep that rule.
 from __future__ import annotations
 
 import json
+import math
 from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping, Optional, Sequence
 
@@ -51,7 +52,7 @@ def go_metric_string(labels: Mapping[str, Any]) -> str:
 
 def go_format_float(number: float) -> str:
     """strconv.FormatFloat(v, 'f', -1, 64): the shortest digits that read back to v, never an exponent."""
-    if number != number:
+    if math.isnan(number):
         return "NaN"
     if number in (float("inf"), float("-inf")):
         return "+Inf" if number > 0 else "-Inf"
@@ -72,7 +73,7 @@ def node_fraction(text: Optional[str]) -> tuple[float, Optional[str]]:
 def node_amount(capacity: int, fraction: float, what: str) -> Decimal:
     """getNodeUtilization: resource.MustParse(fmt.Sprintf("%f", float64(capacity.Value()) * fraction))."""
     product = capacity * fraction
-    if product != product or product in (float("inf"), float("-inf")):
+    if not math.isfinite(product):
         raise VolcanoPanic(f"{what}: Volcano's descheduler panics on the usage {go_format_float(product)} "
                            "(resource.MustParse of capacity x the Prometheus fraction); make the query answer a "
                            "finite number")
