@@ -55,12 +55,23 @@ def test_a_failing_cluster_is_marked_and_does_not_stop_the_others(tmp_path: Path
 
 
 def test_the_failure_can_be_only_reported_when_asked(tmp_path: Path) -> None:
+    """... and the reports can come from the team's own templates (dry_run_report_template_dir)."""
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "plan.md").write_text("# our plan: {{ plan.summary.total }} evictions\n")
+    (templates / "fleet.md").write_text("# our fleet: failed {{ failed_names | join(',') }}\n")
     process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(inventory(tmp_path)),
-                           "-e", "dry_run_fail_on_cluster_error=false")
+                           "-e", "dry_run_fail_on_cluster_error=false",
+                           "-e", f"dry_run_report_template_dir={templates}")
     assert process.returncode == 0, process.stdout[-3000:]
     assert "Clusters failed: 1" in process.stdout
-    summary = json.loads((tmp_path / "out" / "fleet-summary.json").read_text())
+    out = tmp_path / "out"
+    summary = json.loads((out / "fleet-summary.json").read_text())
     assert (summary["clusters_ok"], summary["clusters_failed"]) == (2, 1)
+    assert (out / "fleet-summary.md").read_text() == "# our fleet: failed broken\n"
+    plan = json.loads((out / "plain" / "plan.json").read_text())
+    assert (out / "plain" / "plan.md").read_text() == f"# our plan: {plan['summary']['total']} evictions\n"
+    assert "<html" in (out / "plain" / "plan.html").read_text().lower(), "the HTML stays the shipped one"
 
 
 def test_protected_openshift_namespaces_are_spared(tmp_path: Path) -> None:
