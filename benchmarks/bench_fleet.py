@@ -42,7 +42,6 @@ one next to this Python, else on PATH.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -52,15 +51,14 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from bench_engine import DEFAULT_NOW, load_generator  # the generator loaded by path, as every benchmark does
+
 REPO = Path(__file__).resolve().parents[1]
-GENERATOR_PATH = REPO / "examples" / "generate_cluster.py"
 POLICY_FILE = REPO / "examples" / "policies" / "openshift-kubedescheduler.yaml"
 DRY_RUN_PLAYBOOK = REPO / "playbooks" / "dry_run.yml"
 FLEET_REPORT_PLAYBOOK = REPO / "playbooks" / "fleet_report.yml"
-DEFAULT_NOW = "2026-11-22T12:00:00Z"
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 MIB = 1024 * 1024
 NODE_STEP = 7  # spreads the node counts over the range without a pattern tied to the slice count
@@ -95,17 +93,6 @@ class RunResult:
 
 # --------------------------------------------------------------------------------------------------------------
 # Snapshots and inventories
-
-def load_generator() -> ModuleType:
-    """examples/ is not a package, so import the generator by path."""
-    spec = importlib.util.spec_from_file_location("generate_cluster", GENERATOR_PATH)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {GENERATOR_PATH}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["generate_cluster"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
 
 def host_name(index: int) -> str:
     return f"bench-{index:04d}"

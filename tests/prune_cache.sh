@@ -1,4 +1,5 @@
-# Sourced by tests/controlplane/build.sh and tests/upstream/build.sh after they pick their cache key.
+# Sourced by tests/controlplane/build.sh and tests/go_tool_build.sh (the upstream descheduler, the S3 server)
+# after they pick their cache key.
 # Every use of a build touches its .used stamp; builds no checkout has used for PRUNE_DAYS days are removed, so
 # the keys of old go.mod/source versions do not pile up (a build is hundreds of MB). A build still in use by another
 # checkout is touched by that checkout's runs, and a build in progress lives under .build-* until it is renamed.

@@ -437,22 +437,13 @@ report_files:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
-    CONNECTION_ARG_SPEC,
-    FIELD_VALIDATION_ARG_SPEC,
-    IDENTITY_ARG_SPEC,
-    LISTING_ARG_SPEC,
-    PROMETHEUS_ARG_SPEC,
-    REPORT_ARG_SPEC,
-)
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan import FAIL_ON_CHOICES, run_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_args import PLAN_ARG_GROUPS
 
 ARGUMENT_SPEC = argument_spec(
-    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, PROMETHEUS_ARG_SPEC, FIELD_VALIDATION_ARG_SPEC, LISTING_ARG_SPEC,
-    REPORT_ARG_SPEC,
-    snapshot=dict(type="path"),
+    *PLAN_ARG_GROUPS,
     policy=dict(type="dict"),
     kubedescheduler=dict(type="dict"),
     policy_source=dict(type="str", choices=["auto", "kubedescheduler", "configmap"], default="auto"),
@@ -464,14 +455,6 @@ ARGUMENT_SPEC = argument_spec(
             key=dict(type="str", default="policy.yaml", no_log=False),  # a ConfigMap key name, not a secret
         ),
     ),
-    now=dict(type="str"),
-    prometheus_url=dict(type="str"),
-    prometheus_result=dict(type="raw"),
-    metrics_file=dict(type="path"),
-    samples=dict(type="int", default=1),
-    seed=dict(type="int"),
-    placement=dict(type="bool", default=False),
-    scheduler_config=dict(type="raw"),
     verify=dict(type="str", choices=["none", "server"], default="none"),
     fail_on=dict(type="list", elements="str", choices=list(FAIL_ON_CHOICES), default=[]),
     previous_plan=dict(type="path"),

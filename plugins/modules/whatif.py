@@ -261,21 +261,13 @@ report_files:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
-    CONNECTION_ARG_SPEC,
-    FIELD_VALIDATION_ARG_SPEC,
-    IDENTITY_ARG_SPEC,
-    LISTING_ARG_SPEC,
-    PROMETHEUS_ARG_SPEC,
-    REPORT_ARG_SPEC,
-)
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_args import PLAN_ARG_GROUPS
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.whatif import run_whatif
 
 ARGUMENT_SPEC = argument_spec(
-    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, PROMETHEUS_ARG_SPEC, FIELD_VALIDATION_ARG_SPEC, LISTING_ARG_SPEC,
-    REPORT_ARG_SPEC,
+    *PLAN_ARG_GROUPS,
     candidates=dict(type="list", elements="dict"),
     threshold_search=dict(type="dict", options=dict(
         policy=dict(type="dict", required=True),
@@ -291,15 +283,6 @@ ARGUMENT_SPEC = argument_spec(
         target_spread=dict(type="float"),
         expression=dict(type="str"),
     )),
-    snapshot=dict(type="path"),
-    now=dict(type="str"),
-    prometheus_url=dict(type="str"),
-    prometheus_result=dict(type="raw"),
-    metrics_file=dict(type="path"),
-    samples=dict(type="int", default=1),
-    seed=dict(type="int"),
-    placement=dict(type="bool", default=False),
-    scheduler_config=dict(type="raw"),
 )
 
 

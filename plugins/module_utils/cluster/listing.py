@@ -230,36 +230,33 @@ def request_raw(
     headers = {"Accept": "application/json"}
     if body is not None:
         headers["Content-Type"] = content_type or "application/json"
-    context = {"method": method, "path": path, "host": _host(api_client)}
-    try:
-        if hasattr(api_client, "param_serialize"):
-            status, reason, data = _send(api_client, method, path, list(query), headers, body, timeout)
-        else:
-            status, reason, data = _send_legacy(api_client, method, path, list(query), headers, body, timeout)
-    except _API_EXCEPTIONS as exc:
-        raise ClusterApiError.from_api_exception(exc, kind=kind, **context) from exc
-    except _TRANSPORT_ERRORS as exc:
-        raise ClusterApiError.from_connection_error(exc, **context) from exc
-    if not 200 <= status <= 299:
-        raise ClusterApiError.from_response(status, reason, data, kind=kind, **context)
+    data, context = _exchange(api_client, method, path, query, headers, body, kind, timeout)
     return _parse_json(data, method, path, context)
 
 
 def get_text(api_client: Any, path: str, *, query: QueryParams = (), kind: Optional[str] = None,
              timeout: Any = DEFAULT_TIMEOUT) -> str:
     """A GET whose answer is plain text (pod logs); raises ``ClusterApiError`` like ``request_raw``."""
-    headers = {"Accept": "text/plain, */*"}
-    context = {"method": "GET", "path": path, "host": _host(api_client)}
+    data, _context = _exchange(api_client, "GET", path, query, {"Accept": "text/plain, */*"}, None, kind, timeout)
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data or "")
+
+
+def _exchange(api_client: Any, method: str, path: str, query: QueryParams, headers: dict, body: Any,
+              kind: Optional[str], timeout: Any) -> tuple[Any, dict]:
+    """Send one request with whichever client generation is installed; returns the answer's raw body and the call's
+    context (method, path, host). Raises ``ClusterApiError`` for a non-2xx answer and for a server that cannot be
+    reached (status 0)."""
+    context = {"method": method, "path": path, "host": _host(api_client)}
+    send = _send if hasattr(api_client, "param_serialize") else _send_legacy
     try:
-        send = _send if hasattr(api_client, "param_serialize") else _send_legacy
-        status, reason, data = send(api_client, "GET", path, list(query), headers, None, timeout)
+        status, reason, data = send(api_client, method, path, list(query), headers, body, timeout)
     except _API_EXCEPTIONS as exc:
         raise ClusterApiError.from_api_exception(exc, kind=kind, **context) from exc
     except _TRANSPORT_ERRORS as exc:
         raise ClusterApiError.from_connection_error(exc, **context) from exc
     if not 200 <= status <= 299:
         raise ClusterApiError.from_response(status, reason, data, kind=kind, **context)
-    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data or "")
+    return data, context
 
 
 def _send(api_client: Any, method: str, path: str, query: list, headers: dict, body: Any, timeout: Any) -> tuple:

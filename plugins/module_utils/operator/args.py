@@ -21,13 +21,21 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names i
 
 MODES = ["predictive", "automatic"]
 
+
+def _deployed_as(name: str, namespace: str, image: str, version: str) -> dict[str, dict[str, Any]]:
+    """The options that come first in every flavor: what is deployed where, and in which mode."""
+    return {
+        "name": {"type": "str", "default": name},
+        "namespace": {"type": "str", "default": namespace},
+        "image": {"type": "str", "default": image},
+        "version": {"type": "str", "default": version},
+        "mode": {"type": "str", "choices": MODES, "default": "predictive"},
+    }
+
+
 # The kubernetes-sigs descheduler as its Helm chart (0.36) deploys it.
 UPSTREAM_ARG_SPEC: dict[str, dict[str, Any]] = {
-    "name": {"type": "str", "default": UPSTREAM_NAME},
-    "namespace": {"type": "str", "default": UPSTREAM_NAMESPACE},
-    "image": {"type": "str", "default": UPSTREAM_IMAGE},
-    "version": {"type": "str", "default": UPSTREAM_VERSION},
-    "mode": {"type": "str", "choices": MODES, "default": "predictive"},
+    **_deployed_as(UPSTREAM_NAME, UPSTREAM_NAMESPACE, UPSTREAM_IMAGE, UPSTREAM_VERSION),
     "kind": {"type": "str", "choices": ["deployment", "cronjob"], "default": "deployment"},
     "interval": {"type": "str", "default": "5m"},
     "schedule": {"type": "str", "default": "*/2 * * * *"},
@@ -39,11 +47,7 @@ UPSTREAM_ARG_SPEC: dict[str, dict[str, Any]] = {
 
 # The Volcano descheduler as its installer (installer/volcano-descheduler-development.yaml) deploys it.
 VOLCANO_ARG_SPEC: dict[str, dict[str, Any]] = {
-    "name": {"type": "str", "default": VOLCANO_NAME},
-    "namespace": {"type": "str", "default": VOLCANO_NAMESPACE},
-    "image": {"type": "str", "default": VOLCANO_IMAGE},
-    "version": {"type": "str", "default": VOLCANO_VERSION},
-    "mode": {"type": "str", "choices": MODES, "default": "predictive"},
+    **_deployed_as(VOLCANO_NAME, VOLCANO_NAMESPACE, VOLCANO_IMAGE, VOLCANO_VERSION),
     "interval": {"type": "str", "default": "10m"},
     "policy": {"type": "dict"},
     "log_level": {"type": "int", "default": 3},

@@ -1,16 +1,19 @@
 """What the upstream and Volcano flavors give their descheduler: the DeschedulerPolicy (the document, its text, and
 the check that the descheduler would load it: the engine loads policies as the descheduler does, Volcano's LoadAware
-included) and the ``--descheduling-interval``."""
+included), the ``--descheduling-interval``, and the objects both deploy alike (labels, the policy ConfigMap, the
+ClusterRoleBinding, the policy checksum on the pod template, the install result)."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import hashlib
+from typing import Any, Optional, Protocol
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import go_duration_ns
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator import names
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
 
 try:  # PyYAML is an ansible-core dependency; ansible-test's import sanity loads modules without it
     import yaml
@@ -18,6 +21,18 @@ except ImportError:  # pragma: no cover - ansible-core always ships PyYAML
     yaml = None  # type: ignore[assignment]
 
 POLICY_API_VERSION = "descheduler/v1alpha2"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+POLICY_FILE_ARG = f"--policy-config-file={names.UPSTREAM_POLICY_DIR}/{names.UPSTREAM_POLICY_KEY}"
+
+
+class FlavorRequest(Protocol):
+    """What the upstream and Volcano requests both carry."""
+    name: str
+    namespace: str
+    image: str
+    version: str
+    mode: str
+    extra_args: list[str]
 
 
 def policy_document(policy: Optional[dict], default: dict[str, Any]) -> dict:
@@ -49,3 +64,57 @@ def is_interval(text: Optional[str]) -> bool:
         return go_duration_ns(text or "") > 0
     except ValueError:
         return False
+
+
+def refuse_dry_run_when_automatic(request: FlavorRequest, option: str) -> None:
+    """``--dry-run`` in extra_args would silently turn an automatic descheduler predictive; ``option`` is the
+    module option holding the request (``upstream``, ``volcano``)."""
+    if request.mode == "automatic" and "--dry-run" in " ".join(request.extra_args):
+        raise LifecycleError(f"{option}.extra_args holds --dry-run while {option}.mode is automatic; set "
+                             f"{option}.mode: predictive instead", field=f"{option}.extra_args")
+
+
+def selector_labels(app_name: str, request: FlavorRequest) -> dict[str, str]:
+    return {"app.kubernetes.io/name": app_name, "app.kubernetes.io/instance": request.name}
+
+
+def labels(app_name: str, request: FlavorRequest) -> dict[str, str]:
+    return {**selector_labels(app_name, request), "app.kubernetes.io/version": request.version,
+            MANAGED_BY_LABEL: names.MANAGED_BY}
+
+
+def ensure_access_and_policy(session: ClusterSession, request: FlavorRequest, object_labels: dict[str, str],
+                             cluster_role: dict, text: str) -> None:
+    """The ServiceAccount, the ClusterRole (``cluster_role``) bound to it and the ConfigMap holding the policy
+    ``text``, each named after the descheduler, in that order."""
+    session.ensure("service_account", Ref("ServiceAccount", request.name, request.namespace),
+                   {"metadata": {"labels": object_labels}})
+    session.ensure("cluster_role", Ref("ClusterRole", request.name), cluster_role)
+    session.ensure("cluster_role_binding", Ref("ClusterRoleBinding", request.name), {
+        "metadata": {"labels": object_labels},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": request.name},
+        "subjects": [{"kind": "ServiceAccount", "name": request.name, "namespace": request.namespace}],
+    })
+    session.ensure("policy", Ref("ConfigMap", request.name, request.namespace),
+                   {"metadata": {"labels": object_labels}, "data": {names.UPSTREAM_POLICY_KEY: text}})
+
+
+def policy_checksum(text: str) -> str:
+    """The pod template's checksum/config annotation: a policy change changes the template, so the pods restart."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def install_result(request: FlavorRequest, workload: Ref, obj: dict, args: list[str], document: dict) -> dict:
+    """What install returns for either flavor."""
+    return {
+        "namespace": request.namespace,
+        "name": request.name,
+        "kind": workload.kind,
+        "image": f"{request.image}:{request.version}",
+        "installed_version": request.version,
+        "mode": request.mode,
+        "args": args,
+        "policy": document,
+        "workload": {"kind": workload.kind, "name": workload.name, "namespace": workload.namespace,
+                     "generation": (obj.get("metadata") or {}).get("generation")},
+    }

@@ -8,23 +8,20 @@ written, and the pod template carries a checksum of it so a policy change restar
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator import descheduler_config as flavor
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.descheduler_config import (
+    POLICY_FILE_ARG,
     check_policy,
     is_interval,
     policy_document,
     policy_text,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
-    MANAGED_BY,
-    UPSTREAM_POLICY_DIR,
-    UPSTREAM_POLICY_KEY,
-)
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import UPSTREAM_POLICY_DIR
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_rolled_out
 
@@ -115,9 +112,7 @@ def validate(session: ClusterSession, request: UpstreamRequest) -> dict:
         raise LifecycleError(f"upstream.schedule: invalid value {request.schedule!r}: a cron schedule with five "
                              "fields (for example '*/10 * * * *') or a macro such as @hourly",
                              field="upstream.schedule")
-    if request.mode == "automatic" and "--dry-run" in " ".join(request.extra_args):
-        raise LifecycleError("upstream.extra_args holds --dry-run while upstream.mode is automatic; set "
-                             "upstream.mode: predictive instead", field="upstream.extra_args")
+    flavor.refuse_dry_run_when_automatic(request, "upstream")
     document = policy_document(request.policy, DEFAULT_POLICY)
     check_policy(session, document, "upstream.policy")
     return document
@@ -133,12 +128,11 @@ def _is_cron(schedule: str) -> bool:
 # ---- manifests ------------------------------------------------------------------------------------------------------
 
 def labels(request: UpstreamRequest) -> dict[str, str]:
-    return {**selector_labels(request), "app.kubernetes.io/version": request.version,
-            "app.kubernetes.io/managed-by": MANAGED_BY}
+    return flavor.labels(APP_NAME, request)
 
 
 def selector_labels(request: UpstreamRequest) -> dict[str, str]:
-    return {"app.kubernetes.io/name": APP_NAME, "app.kubernetes.io/instance": request.name}
+    return flavor.selector_labels(APP_NAME, request)
 
 
 def cluster_role(request: UpstreamRequest, document: dict) -> dict:
@@ -149,20 +143,8 @@ def cluster_role(request: UpstreamRequest, document: dict) -> dict:
     return {"metadata": {"labels": labels(request)}, "rules": rules}
 
 
-def cluster_role_binding(request: UpstreamRequest) -> dict:
-    return {
-        "metadata": {"labels": labels(request)},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": request.name},
-        "subjects": [{"kind": "ServiceAccount", "name": request.name, "namespace": request.namespace}],
-    }
-
-
-def config_map(request: UpstreamRequest, text: str) -> dict:
-    return {"metadata": {"labels": labels(request)}, "data": {UPSTREAM_POLICY_KEY: text}}
-
-
 def container_args(request: UpstreamRequest) -> list[str]:
-    args = [f"--policy-config-file={UPSTREAM_POLICY_DIR}/{UPSTREAM_POLICY_KEY}"]
+    args = [POLICY_FILE_ARG]
     if request.kind == "deployment":
         args.append(f"--descheduling-interval={request.interval}")
     args.append(f"--v={request.log_level}")
@@ -200,7 +182,7 @@ def pod_template(request: UpstreamRequest, text: str) -> dict:
         spec["priorityClassName"] = request.priority_class_name
     if request.kind == "cronjob":
         spec["restartPolicy"] = "Never"
-    checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    checksum = flavor.policy_checksum(text)
     return {"metadata": {"labels": selector_labels(request), "annotations": {"checksum/config": checksum}},
             "spec": spec}
 
@@ -225,28 +207,13 @@ def install(session: ClusterSession, request: UpstreamRequest) -> dict:
     document = validate(session, request)
     text = policy_text(document)
     session.ensure("namespace", Ref("Namespace", request.namespace), {"metadata": {}})
-    session.ensure("service_account", Ref("ServiceAccount", request.name, request.namespace),
-                   {"metadata": {"labels": labels(request)}})
-    session.ensure("cluster_role", Ref("ClusterRole", request.name), cluster_role(request, document))
-    session.ensure("cluster_role_binding", Ref("ClusterRoleBinding", request.name), cluster_role_binding(request))
-    session.ensure("policy", Ref("ConfigMap", request.name, request.namespace), config_map(request, text))
+    flavor.ensure_access_and_policy(session, request, labels(request), cluster_role(request, document), text)
     ref, desired = workload(request, text)
     remove_other_workload(session, request)
     obj = session.ensure("workload", ref, desired)
     if ref.kind == "Deployment" and request.wait and not session.check_mode and request.waiter is not None:
         wait_rolled_out(session, ref, request.waiter, "check its pods: image pull, scheduling, the policy")
-    return {
-        "namespace": request.namespace,
-        "name": request.name,
-        "kind": ref.kind,
-        "image": f"{request.image}:{request.version}",
-        "installed_version": request.version,
-        "mode": request.mode,
-        "args": container_args(request),
-        "policy": document,
-        "workload": {"kind": ref.kind, "name": ref.name, "namespace": ref.namespace,
-                     "generation": (obj.get("metadata") or {}).get("generation")},
-    }
+    return flavor.install_result(request, ref, obj, container_args(request), document)
 
 
 def remove_other_workload(session: ClusterSession, request: UpstreamRequest) -> None:

@@ -13,28 +13,25 @@ deleted on removal when it carries that label.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator import descheduler_config as flavor
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import volcano_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.descheduler_config import (
+    MANAGED_BY_LABEL,
+    POLICY_FILE_ARG,
     check_policy,
     is_interval,
     policy_document,
     policy_text,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import LifecycleError
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
-    MANAGED_BY,
-    UPSTREAM_POLICY_DIR,
-    UPSTREAM_POLICY_KEY,
-)
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import MANAGED_BY, UPSTREAM_POLICY_DIR
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_gone, wait_rolled_out
 
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 APP_NAME = "volcano-descheduler"
 CONTAINER_NAME = "descheduler"
 SCHEDULER_CONFIGMAP = "volcano-scheduler-configmap"  # the Volcano scheduler's, as its Helm chart names it
@@ -95,9 +92,7 @@ def validate(session: ClusterSession, request: VolcanoRequest) -> dict:
         raise LifecycleError(f"volcano.interval: invalid value {request.interval!r}: a positive Go duration such as "
                              "10m, 1h or 90s is required (it becomes --descheduling-interval)",
                              field="volcano.interval", value=request.interval)
-    if request.mode == "automatic" and "--dry-run" in " ".join(request.extra_args):
-        raise LifecycleError("volcano.extra_args holds --dry-run while volcano.mode is automatic; set "
-                             "volcano.mode: predictive instead", field="volcano.extra_args")
+    flavor.refuse_dry_run_when_automatic(request, "volcano")
     document = policy_document(request.policy, DEFAULT_POLICY)
     problems = volcano_policy.load_aware_problems(document)
     try:
@@ -138,11 +133,11 @@ def _pairing_with_the_scheduler_found(session: ClusterSession, request: VolcanoR
 # ---- manifests ------------------------------------------------------------------------------------------------------
 
 def selector_labels(request: VolcanoRequest) -> dict[str, str]:
-    return {"app.kubernetes.io/name": APP_NAME, "app.kubernetes.io/instance": request.name}
+    return flavor.selector_labels(APP_NAME, request)
 
 
 def labels(request: VolcanoRequest) -> dict[str, str]:
-    return {**selector_labels(request), "app.kubernetes.io/version": request.version, MANAGED_BY_LABEL: MANAGED_BY}
+    return flavor.labels(APP_NAME, request)
 
 
 def cluster_role(request: VolcanoRequest, document: dict) -> dict:
@@ -159,7 +154,7 @@ def _metrics_types(document: dict) -> set[str]:
 
 
 def container_args(request: VolcanoRequest) -> list[str]:
-    args = [f"--policy-config-file={UPSTREAM_POLICY_DIR}/{UPSTREAM_POLICY_KEY}",
+    args = [POLICY_FILE_ARG,
             f"--descheduling-interval={request.interval}",
             "--leader-elect=false",  # one replica, as the installer runs it
             f"--v={request.log_level}"]
@@ -169,7 +164,7 @@ def container_args(request: VolcanoRequest) -> list[str]:
 
 
 def deployment(request: VolcanoRequest, text: str) -> dict:
-    checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    checksum = flavor.policy_checksum(text)
     return {
         "metadata": {"labels": labels(request)},
         "spec": {
@@ -206,26 +201,12 @@ def install(session: ClusterSession, request: VolcanoRequest) -> dict:
         session.ensure("namespace", namespace, {"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY}}})
     else:
         session.record("namespace", str(namespace), "none", False, "exists")
-    session.ensure("service_account", Ref("ServiceAccount", request.name, request.namespace),
-                   {"metadata": {"labels": labels(request)}})
-    session.ensure("cluster_role", Ref("ClusterRole", request.name), cluster_role(request, document))
-    session.ensure("cluster_role_binding", Ref("ClusterRoleBinding", request.name), {
-        "metadata": {"labels": labels(request)},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": request.name},
-        "subjects": [{"kind": "ServiceAccount", "name": request.name, "namespace": request.namespace}]})
-    session.ensure("policy", Ref("ConfigMap", request.name, request.namespace),
-                   {"metadata": {"labels": labels(request)}, "data": {UPSTREAM_POLICY_KEY: text}})
+    flavor.ensure_access_and_policy(session, request, labels(request), cluster_role(request, document), text)
     ref = Ref("Deployment", request.name, request.namespace)
     obj = session.ensure("workload", ref, deployment(request, text))
     if request.wait and not session.check_mode and request.waiter is not None:
         wait_rolled_out(session, ref, request.waiter, "check its pod: image pull, scheduling, the policy")
-    return {
-        "namespace": request.namespace, "name": request.name, "kind": "Deployment",
-        "image": f"{request.image}:{request.version}", "installed_version": request.version, "mode": request.mode,
-        "args": container_args(request), "policy": document,
-        "workload": {"kind": "Deployment", "name": request.name, "namespace": request.namespace,
-                     "generation": (obj.get("metadata") or {}).get("generation")},
-    }
+    return flavor.install_result(request, ref, obj, container_args(request), document)
 
 
 def uninstall(session: ClusterSession, request: VolcanoRequest) -> dict:

@@ -12,13 +12,13 @@ from collections import Counter
 from typing import Any, Optional
 from urllib.parse import quote
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_atomically
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import markdown_text
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.html import mini_bar_fill
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
     PLAN_FILES,
     read_plan,
     to_json,
+    write_report_files,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_scale import limits_reached
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import (
@@ -155,14 +155,10 @@ def write_fleet_summary(clusters: list[dict], out_dir: str, *, template_dir: Opt
     """Write fleet-summary.json, fleet-summary.md and fleet-summary.html into out_dir (created if needed, each file
     written atomically); ``template_dir`` holds templates that replace the shipped ones of the same name. Returns
     {"json": path, "markdown": path, "html": path}."""
-    os.makedirs(out_dir, exist_ok=True)
     fleet = summarize_fleet(clusters, out_dir=out_dir)
-    contents = {"json": to_json(fleet), "markdown": render_fleet_markdown(fleet, template_dir=template_dir),
-                "html": render_fleet_html(fleet, template_dir=template_dir)}
-    paths = {kind: os.path.join(out_dir, name) for kind, name in FLEET_FILES.items()}
-    for kind, text in contents.items():
-        write_atomically(paths[kind], text)
-    return paths
+    return write_report_files(out_dir, FLEET_FILES, lambda: {
+        "json": to_json(fleet), "markdown": render_fleet_markdown(fleet, template_dir=template_dir),
+        "html": render_fleet_html(fleet, template_dir=template_dir)})
 
 
 # --- shared wording ---------------------------------------------------------------------------------------------------

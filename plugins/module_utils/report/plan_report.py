@@ -12,7 +12,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_atomically
 from ansible_collections.descheduler.fleet.plugins.module_utils.report import (
@@ -338,19 +338,27 @@ def _plain(value: Any, depth: int) -> Any:
     return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
 
 
+def write_report_files(out_dir: str, file_names: Mapping[str, str],
+                       render_all: Callable[[], Mapping[str, str]]) -> dict[str, str]:
+    """The one writer of a report's files: out_dir is created (if needed), then ``render_all`` renders every kind's
+    text, and only then each text is written, atomically, to its name in ``file_names``: a rendering problem leaves
+    the previous report untouched. Returns {kind: path} for every kind in ``file_names``."""
+    os.makedirs(out_dir, exist_ok=True)
+    contents = render_all()
+    paths = {kind: os.path.join(out_dir, name) for kind, name in file_names.items()}
+    for kind, text in contents.items():
+        write_atomically(paths[kind], text)
+    return paths
+
+
 def write_plan_report(plan: dict, out_dir: str, *, cluster: Optional[str] = None,
                       template_dir: Optional[str] = None) -> dict[str, str]:
     """Write plan.json, plan.md, plan.html into out_dir (created if needed; written atomically: temp file +
     os.replace). ``template_dir`` holds templates that replace the shipped ones of the same name (templating.py).
     Returns {"json": path, "markdown": path, "html": path}."""
-    os.makedirs(out_dir, exist_ok=True)
-    # render everything first, so a rendering problem leaves the previous report untouched
-    contents = {"json": to_json(plan), "markdown": render_markdown(plan, cluster=cluster, template_dir=template_dir),
-                "html": render_html(plan, cluster=cluster, template_dir=template_dir)}
-    paths = {kind: os.path.join(out_dir, name) for kind, name in PLAN_FILES.items()}
-    for kind, text in contents.items():
-        write_atomically(paths[kind], text)
-    return paths
+    return write_report_files(out_dir, PLAN_FILES, lambda: {
+        "json": to_json(plan), "markdown": render_markdown(plan, cluster=cluster, template_dir=template_dir),
+        "html": render_html(plan, cluster=cluster, template_dir=template_dir)})
 
 
 # --- what both formats say ----------------------------------------------------------------------------------------

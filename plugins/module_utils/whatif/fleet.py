@@ -10,14 +10,12 @@ whatif_fleet.md and whatif_fleet.html lay it out, rendered like every other repo
 
 from __future__ import annotations
 
-import os
 import statistics
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_atomically
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.fleet_report import href, report_link
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import markdown_text
-from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import to_json
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import to_json, write_report_files
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import (
     as_bool,
     as_count,
@@ -154,14 +152,10 @@ def write_whatif_fleet_summary(clusters: list[dict], out_dir: str, *,
     """Write whatif-fleet.json, whatif-fleet.md and whatif-fleet.html into out_dir (created if needed; every file
     rendered before any is written, each written atomically); ``template_dir`` holds templates that replace the
     shipped ones of the same name. Returns {"json": path, "markdown": path, "html": path}."""
-    os.makedirs(out_dir, exist_ok=True)
     fleet = summarize_whatif_fleet(clusters, out_dir=out_dir)
-    contents = {"json": to_json(fleet), "markdown": render_whatif_fleet_markdown(fleet, template_dir=template_dir),
-                "html": render_whatif_fleet_html(fleet, template_dir=template_dir)}
-    paths = {kind: os.path.join(out_dir, name) for kind, name in WHATIF_FLEET_FILES.items()}
-    for kind, text in contents.items():
-        write_atomically(paths[kind], text)
-    return paths
+    return write_report_files(out_dir, WHATIF_FLEET_FILES, lambda: {
+        "json": to_json(fleet), "markdown": render_whatif_fleet_markdown(fleet, template_dir=template_dir),
+        "html": render_whatif_fleet_html(fleet, template_dir=template_dir)})
 
 
 # --- wording ----------------------------------------------------------------------------------------------------------

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.files import write_atomically
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import (
     to_json,
     write_plan_report,
+    write_report_files,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.templating import render
 
@@ -23,13 +23,10 @@ def write_whatif_report(result: Mapping[str, Any], plans: Mapping[str, dict], ou
                         template_dir: Optional[str] = None) -> dict[str, Any]:
     """whatif.json, .md and .html in out_dir and each candidate's plan report in a directory of its own;
     ``template_dir`` holds templates that replace the shipped ones of the same name."""
-    os.makedirs(out_dir, exist_ok=True)
     cluster = result.get("cluster")
-    contents = {"json": to_json(result), "markdown": render_markdown(result, template_dir=template_dir),
-                "html": render_html(result, template_dir=template_dir)}
-    files: dict[str, Any] = {kind: os.path.join(out_dir, name) for kind, name in WHATIF_FILES.items()}
-    for kind, text in contents.items():
-        write_atomically(files[kind], text)
+    files: dict[str, Any] = write_report_files(out_dir, WHATIF_FILES, lambda: {
+        "json": to_json(result), "markdown": render_markdown(result, template_dir=template_dir),
+        "html": render_html(result, template_dir=template_dir)})
     files["plans"] = {name: write_plan_report(plan, os.path.join(out_dir, _directory(name)), cluster=cluster,
                                               template_dir=template_dir)
                       for name, plan in plans.items()}

@@ -12,6 +12,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model imp
 
 R_NAMESPACE = "namespace excluded by the plugin's namespaces filter"
 
+# What evict_or_stop answers besides the handle's own EVICTED / NOT_EVICTED: which limit stopped the eviction.
+NODE_LIMIT = "node-limit"
+TOTAL_LIMIT = "total-limit"
+LIMITS = (NODE_LIMIT, TOTAL_LIMIT)
+
 
 class PodFilter:
     """NS ∧ LS, then the condition, then F, then P — spared reasons are recorded for pods that met the condition."""
@@ -45,16 +50,27 @@ class PodFilter:
         return not self.use_pre_eviction or self.handle.pre_evict(pod)
 
 
+def evict_or_stop(handle: PluginHandle, pod: Pod, reason: str) -> str:
+    """handle.evict with a reached limit answered, not raised: EVICTED, NOT_EVICTED, NODE_LIMIT or TOTAL_LIMIT.
+
+    The evictor raises LimitError for the node and total limits (a namespace limit is already NOT_EVICTED); every
+    strategy loop turns that into "next node" or "end of the plugin", so the catching lives here once.
+    """
+    try:
+        return handle.evict(pod, reason)
+    except LimitError as exc:
+        return TOTAL_LIMIT if exc.scope == "total" else NODE_LIMIT
+
+
 def evict_per_node(handle: PluginHandle, candidates_by_node: Iterable[tuple[str, list[Pod]]],
                    reason: Callable[[Pod], str]) -> None:
     """Evict candidates node by node: a node limit moves to the next node, the total limit ends the plugin."""
     for _node_name, pods in candidates_by_node:
         for pod in pods:
-            try:
-                handle.evict(pod, reason(pod))
-            except LimitError as exc:
-                if exc.scope == "total":
-                    return
+            result = evict_or_stop(handle, pod, reason(pod))
+            if result == TOTAL_LIMIT:
+                return
+            if result == NODE_LIMIT:
                 break
 
 

@@ -25,12 +25,16 @@ from typing import Any, Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import LimitError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import EVICTED, PluginHandle
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import matches, parse_selector_string
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import UsageUnavailable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins import nodeutilization as nu
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.common import (
+    LIMITS,
+    NODE_LIMIT,
+    evict_or_stop,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.loadaware_metrics import (
     VolcanoPanic,
     first_row_value,
@@ -427,10 +431,9 @@ def _evict_pods(handle: PluginHandle, load: NodeLoad, pods: list[Pod], available
     for pod in pods:
         if not nu.may_evict(handle, pod, taints, excluded):
             continue
-        try:
-            result = handle.evict(pod, reason)
-        except LimitError as exc:
-            return exc.scope != "total"
+        result = evict_or_stop(handle, pod, reason)
+        if result in LIMITS:
+            return result == NODE_LIMIT  # a node limit: next node; the total limit ends the plugin
         if result != EVICTED:
             continue
         _subtract(load, pod, available)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import LimitError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import EVICTED, PluginHandle
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import UsageUnavailable
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node, Pod
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.common import (
+    LIMITS,
+    NODE_LIMIT,
+    evict_or_stop,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.nodeutilization_metrics import (
     UsageReader,
 )
@@ -120,10 +124,9 @@ def evict_from_node(handle: PluginHandle, info: NodeInfo, pods: list[Pod], resou
         except UsageUnavailable as exc:
             handle.spare(pod, f"no actual usage for the pod, upstream skips it: {exc}")
             continue
-        try:
-            result = handle.evict(pod, reason)
-        except LimitError as exc:
-            return exc.scope != "total"
+        result = evict_or_stop(handle, pod, reason)
+        if result in LIMITS:
+            return result == NODE_LIMIT  # a node limit: next node; the total limit ends the plugin
         if result != EVICTED:
             continue
         if usage is None:

@@ -6,11 +6,12 @@ from typing import Any
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import LimitError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import PluginHandle
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Pod, parse_time
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.common import (
+    TOTAL_LIMIT,
     PodFilter,
+    evict_or_stop,
     format_age,
     optional_label_selector,
 )
@@ -160,9 +161,6 @@ def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
         return "; ".join(parts)
 
     for pod in candidates:
-        try:
-            handle.evict(pod, reason(pod))
-        except LimitError as exc:
-            if exc.scope == "total":
-                return
-            # a node limit skips only this pod: the list spans all nodes
+        # a node limit skips only this pod: the list spans all nodes
+        if evict_or_stop(handle, pod, reason(pod)) == TOTAL_LIMIT:
+            return

@@ -27,13 +27,8 @@ TEMPLATE = """\
 {% endif %}
 
 <section><h2 id="clusters">Clusters</h2>
-{% if rows %}
-<div class="table-wrap"><table>
-<thead><tr><th scope="col">Cluster</th><th scope="col">Status</th><th scope="col">Evictions</th>\
-<th scope="col">By plugin</th><th scope="col">Top namespaces</th><th scope="col">Top owners</th>\
-<th scope="col">Limits reached</th><th scope="col">Errors / warnings</th></tr></thead>
-<tbody>
-{% for row in rows %}
+{% call(row) table(("Cluster", "Status", "Evictions", "By plugin", "Top namespaces", "Top owners", "Limits reached",
+                    "Errors / warnings"), rows, empty_text="No clusters.", whole_rows=true) %}
 <tr{% if row.tone %} class="{{ row.tone }}"{% endif %}><th scope="row">\
 {% if row.link %}<a href="{{ row.link }}">{{ row.cluster }}</a>{% else %}{{ row.cluster }}{% endif %}</th>\
 {% if row.failed %}\
@@ -46,12 +41,7 @@ TEMPLATE = """\
 <td class="nowrap">{{ counts(row.by_plugin) }}</td><td>{{ counts(row.top_namespaces, true) }}</td>\
 <td>{{ counts(row.top_owners, true) }}</td><td>{{ row.limits }}</td><td>{{ row.problems }}</td>\
 {% endif %}</tr>
-{% endfor %}
-</tbody>
-</table></div>
-{% else %}
-<p class="muted">No clusters.</p>
-{% endif %}
+{% endcall %}
 </section>
 
 <section><h2 id="totals">Fleet totals</h2>

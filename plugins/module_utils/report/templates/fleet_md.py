@@ -3,22 +3,15 @@ already escaped, the cluster cell a link to its report)."""
 
 NAME = "fleet.md"
 TEMPLATE = """\
-{% from "macros.md" import table %}
+{% from "macros.md" import table, failed_clusters %}
 # Descheduling fleet summary
 
 {{ fleet_line|md }}
 
 ## Clusters
 
-{% if markdown_rows %}
-| Cluster | Status | Evictions | By plugin | Top namespaces | Top owners | Limits reached | Errors / warnings |
-| --- | --- | --- | --- | --- | --- | --- | --- |
-{% for cells in markdown_rows %}
-| {{ cells|join(" | ") }} |
-{% endfor %}
-{% else %}
-_No clusters._
-{% endif %}
+{{ table(("Cluster", "Status", "Evictions", "By plugin", "Top namespaces", "Top owners", "Limits reached",
+                   "Errors / warnings"), markdown_rows, "No clusters.", escaped=true) }}
 
 ## Fleet totals
 
@@ -31,12 +24,5 @@ _No clusters._
 - **{{ row.cluster|md }}** (since {{ row.since_previous.previous_now|md }}): {{ row.changes }}
 {% endfor %}
 {% endif %}
-{% if failed %}
-
-## Failed clusters
-
-{% for row in failed %}
-- **{{ row.cluster|md }}**: {{ row.error|md }}
-{% endfor %}
-{% endif %}
+{{ failed_clusters(failed) }}
 """

@@ -1,7 +1,9 @@
 """macros.html: the pieces the HTML reports share: tables, badges, key figures, lists, notices and a small bar.
 
 ``table`` takes rows of cells; a cell prints as text (escaped) unless the call gives a body that renders it:
-``{% call(cell, column) table(headers, rows) %}...{% endcall %}``."""
+``{% call(cell, column) table(headers, rows) %}...{% endcall %}``. Rows too irregular for that (a cell spanning
+columns, a link in the row header) take ``whole_rows=true``: the call body writes each whole ``<tr>``,
+``{% call(row) table(headers, rows, whole_rows=true) %}<tr>...</tr>{% endcall %}``."""
 
 NAME = "macros.html"
 TEMPLATE = """\
@@ -14,7 +16,7 @@ TEMPLATE = """\
 {# A table with <th scope="col"> headers; the first cell of a row is its <th scope="row"> when row_header.
    numeric and nowrap name the columns (by index) that are right-aligned or kept on one line. #}
 {% macro table(headers, rows, caption=none, row_header=true, numeric=(), nowrap=(), row_classes=none,
-               empty_text="None.") %}
+               empty_text="None.", whole_rows=false) %}
 {% if rows %}
 <div class="table-wrap"><table>
 {% if caption %}
@@ -24,11 +26,15 @@ TEMPLATE = """\
 {{ header }}</th>{% endfor %}</tr></thead>
 <tbody>
 {% for row in rows %}
+{% if whole_rows %}
+{{ caller(row) }}\
+{% else %}
 {% set row_class = row_classes[loop.index0] if row_classes and loop.index0 < row_classes|length else "" %}
 <tr{{ class_attribute(row_class) }}>{% for cell in row %}\
 {% set tag = "th" if row_header and loop.first else "td" %}\
 <{{ tag }}{% if tag == "th" %} scope="row"{% endif %}{{ cell_classes(loop.index0, numeric, nowrap) }}>\
 {% if caller is defined %}{{ caller(cell, loop.index0) }}{% else %}{{ cell }}{% endif %}</{{ tag }}>{% endfor %}</tr>
+{% endif %}
 {% endfor %}
 </tbody>
 </table></div>

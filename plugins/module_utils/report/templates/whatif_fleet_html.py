@@ -30,11 +30,7 @@ TEMPLATE = """\
 {% endif %}
 
 <section><h2 id="best">Best candidate per cluster</h2>
-{% if best_rows %}
-<div class="table-wrap"><table>
-<thead><tr>{% for header in best_headers %}<th scope="col">{{ header }}</th>{% endfor %}</tr></thead>
-<tbody>
-{% for row in best_rows %}
+{% call(row) table(best_headers, best_rows, empty_text="No clusters.", whole_rows=true) %}
 <tr{% if not row.ok %} class="failed"{% endif %}><th scope="row">{{ cluster_name(row.cluster, row.link) }}</th>\
 {% if not row.ok %}\
 <td>{{ badge("FAILED", "failed") }}</td><td><span class="error wrap-anywhere">Error: {{ row.error }}</span></td>\
@@ -43,12 +39,7 @@ TEMPLATE = """\
 {% endif %}</td><td>{{ row.best_reason }}</td>\
 {% endif %}\
 <td>{% if row.link %}<a href="{{ row.link }}">whatif.html</a>{% else %}—{% endif %}</td></tr>
-{% endfor %}
-</tbody>
-</table></div>
-{% else %}
-<p class="muted">No clusters.</p>
-{% endif %}
+{% endcall %}
 </section>
 
 <section><h2 id="fleet">Candidates over the fleet</h2>
@@ -59,23 +50,14 @@ value over those clusters.</p>
 </section>
 
 <section><h2 id="side-by-side">Side by side</h2>
-{% if matrix %}
-<div class="table-wrap"><table>
-<thead><tr>{% for header in matrix_headers %}<th scope="col">{{ header }}</th>{% endfor %}</tr></thead>
-<tbody>
-{% for row in matrix %}
+{% call(row) table(matrix_headers, matrix, empty_text="No cluster was compared.", whole_rows=true) %}
 <tr><th scope="row">{{ cluster_name(row[0].cluster, row[0].link) }}</th>\
 {% for cell in row[1:] %}<td>{% if cell is none %}—{% else %}\
 <span class="num">{{ cell.evictions }}</span> eviction{{ "" if cell.evictions == 1 else "s" }}, \
 CPU spread <span class="num">{{ cell.spread }}</span>\
 {% if cell.skipped %} {{ badge("cycle skipped", "amber") }}{% endif %}\
 {% if cell.best %} {{ badge("best", "green") }}{% endif %}{% endif %}</td>{% endfor %}</tr>
-{% endfor %}
-</tbody>
-</table></div>
-{% else %}
-<p class="muted">No cluster was compared.</p>
-{% endif %}
+{% endcall %}
 </section>
 {% for section in sections %}
 

@@ -3,22 +3,14 @@
 
 NAME = "whatif_fleet.md"
 TEMPLATE = """\
-{% from "macros.md" import table %}
+{% from "macros.md" import table, failed_clusters %}
 # What-if across the fleet
 
 {{ fleet_line|md }}
 
 ## Best candidate per cluster
 
-{% if markdown_best_rows %}
-| Cluster | Best candidate | Why |
-| --- | --- | --- |
-{% for cells in markdown_best_rows %}
-| {{ cells|join(" | ") }} |
-{% endfor %}
-{% else %}
-_No clusters._
-{% endif %}
+{{ table(("Cluster", "Best candidate", "Why"), markdown_best_rows, "No clusters.", escaped=true) }}
 
 ## Candidates over the fleet
 
@@ -29,15 +21,7 @@ after the evictions: the standard deviation of the nodes' requested percent) as 
 
 ## Side by side
 
-{% if markdown_matrix %}
-| {{ matrix_headers|map("md_cell")|join(" | ") }} |
-| {{ (["---"] * matrix_headers|length)|join(" | ") }} |
-{% for cells in markdown_matrix %}
-| {{ cells|join(" | ") }} |
-{% endfor %}
-{% else %}
-_No cluster was compared._
-{% endif %}
+{{ table(matrix_headers, markdown_matrix, "No cluster was compared.", escaped=true) }}
 {% for section in sections %}
 
 ## {{ section.cluster|md }}
@@ -47,12 +31,5 @@ _No cluster was compared._
 
 {{ table(cluster_headers, section.rows) }}
 {% endfor %}
-{% if failed %}
-
-## Failed clusters
-
-{% for row in failed %}
-- **{{ row.cluster|md }}**: {{ row.error|md }}
-{% endfor %}
-{% endif %}
+{{ failed_clusters(failed) }}
 """
