@@ -166,22 +166,28 @@ class FastScheduler:
         self.views: dict[tuple, StaticView] = {}
         self.names = [n.name for n in cluster.nodes]
         self.room = Room(cluster)
+        self.plugin_plans: dict[int, ProfilePlan] = {}
+
+    def _plan(self, profile: Profile) -> ProfilePlan:
+        plan = self.plugin_plans.get(id(profile))
+        if plan is None or plan.profile is not profile:
+            plan = self.plugin_plans[id(profile)] = ProfilePlan(profile)
+        return plan
 
     def schedule(self, profile: Profile, pod: SchedPod) -> Decision:
         cluster = self.cluster
         total = len(cluster.nodes)
         if total == 0:
             return schedule(profile, pod, cluster, self.cache)
-        static_plugins = [p for p in profile.filters if getattr(p, "static", False)]
+        plan = self._plan(profile)
         dynamic = []
-        for plugin in profile.filters:
-            if not getattr(plugin, "static", False):
-                state = plugin.pre_filter(pod, cluster)
-                if isinstance(state, Unresolvable):
-                    return schedule(profile, pod, cluster, self.cache)
-                if state is not SKIP:
-                    dynamic.append((plugin, state))
-        view = self._view(static_plugins, pod)
+        for plugin in plan.dynamic_filters:
+            state = plugin.pre_filter(pod, cluster)
+            if isinstance(state, Unresolvable):
+                return schedule(profile, pod, cluster, self.cache)
+            if state is not SKIP:
+                dynamic.append((plugin, state))
+        view = self._view(plan.static_filters, pod)
         wanted = num_feasible_nodes_to_find(profile.percentage, total) if profile.scorers else 1
         start = cluster.next_start % total
         window, failed = self._scan(pod, view.passing, bisect_left(view.passing, start), dynamic, wanted)
@@ -197,7 +203,7 @@ class FastScheduler:
         if len(window) == 1:
             name = self.names[window[0]]
             return Decision(name, [name], "the only feasible node", rejected, processed)
-        best, best_nodes = self._best(profile, pod, window)
+        best, best_nodes = self._best(plan, pod, window)
         tied = sorted(map(self.names.__getitem__, best_nodes))
         reason = f"highest score {best} of {len(window)} feasible nodes"
         return Decision(tied[0], tied, reason, rejected, processed)
@@ -260,7 +266,7 @@ class FastScheduler:
             window += fitting
         return window, failed
 
-    def _best(self, profile: Profile, pod: SchedPod, window: list[int]) -> tuple[int, list[int]]:
+    def _best(self, plan: ProfilePlan, pod: SchedPod, window: list[int]) -> tuple[int, list[int]]:
         """The highest total score over the window and the nodes that have it.
 
         Plugins scored without normalization may offer ``score_bounds``: an upper bound of their score per node
@@ -274,8 +280,7 @@ class FastScheduler:
         bound_offset = 0
         bounded = []  # (plugin, weight, its bound: one int for every node or a list over the window)
         feasible: Optional[list[NodeInfo]] = None
-        for plugin, weight in profile.scorers:
-            bounds = getattr(plugin, "score_bounds", None)
+        for plugin, weight, bounds, fast in plan.scorers:
             scores = bounds(pod, self.cluster, window, self.columns) if bounds else None
             if scores is SKIP:
                 continue
@@ -287,7 +292,6 @@ class FastScheduler:
                 bounded.append((plugin, weight, scores))
                 bound_scores.append((scores, weight))
                 continue
-            fast = getattr(plugin, "window_scores", None)
             scores = fast(pod, self.cluster, window, self.columns) if fast else None
             if scores is None:
                 if feasible is None:
@@ -344,6 +348,20 @@ class FastScheduler:
                     positions[:] = [positions[i] for i in kept]
                     totals = [totals[i] for i in kept]
         return totals
+
+
+class ProfilePlan:
+    """What the fast path looks up on a profile's plugins, once per profile instead of once per replacement."""
+
+    __slots__ = ("profile", "static_filters", "dynamic_filters", "scorers")
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile  # kept alive: the plans are found by the profile's id
+        self.static_filters = [p for p in profile.filters if getattr(p, "static", False)]
+        self.dynamic_filters = [p for p in profile.filters if not getattr(p, "static", False)]
+        # (plugin, weight, its score_bounds or None, its window_scores or None)
+        self.scorers = [(plugin, weight, getattr(plugin, "score_bounds", None), getattr(plugin, "window_scores", None))
+                        for plugin, weight in profile.scorers]
 
 
 class Room:

@@ -172,9 +172,12 @@ class InterPodAffinity:
         by_key: dict[str, dict[str, int]] = {}
         for (key, value), amount in state.items():
             by_key.setdefault(key, {})[value] = amount
-        scores = [0] * len(window)
+        scores: Optional[list[int]] = None  # most pods' terms use one topology key: no list of zeros to add to
         for key, amounts in by_key.items():
-            scores = list(map(add, scores, map(amounts.get, columns.label_values(key, window), repeat(0))))
+            column = map(amounts.get, columns.label_values(key, window), repeat(0))
+            scores = list(column) if scores is None else list(map(add, scores, column))
+        if scores is None:
+            return 0
         lowest, highest = min(scores), max(scores)
         if highest == lowest:
             return 0  # normalize() gives every node 0

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.helper import SKIP
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.incremental_schedule import Columns
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.interpodaffinity import (
     REASON_AFFINITY,
     REASON_ANTI_AFFINITY,
     REASON_EXISTING_ANTI,
     InterPodAffinity,
 )
-from schedtest import cluster, filter_reasons, node, pod, scores
+from schedtest import cluster, filter_reasons, node, pod, sched, scores
 
 S1 = {"security": "S1"}
 S2 = {"security": "S2"}
@@ -91,3 +96,31 @@ def test_namespace_scope_of_terms() -> None:
     assert filter_reasons(InterPodAffinity(), incoming, state)["node1"] is None  # own namespace only
     everywhere = with_affinity("podAntiAffinity", REQUIRED, [dict(term(SELECT_S1, "region"), namespaceSelector={})])
     assert filter_reasons(InterPodAffinity(), everywhere, state)["node1"] == (REASON_ANTI_AFFINITY,)
+
+
+def window_scores(incoming: dict, state: Any) -> Any:
+    """The fast path's batch scores over every node (window order = node index order)."""
+    window = list(range(len(state.nodes)))
+    return InterPodAffinity().window_scores(sched(incoming), state, window, Columns(state))
+
+
+@pytest.mark.parametrize("keys", [["region"], ["region", "az"], ["az", "region", "zone"]])
+def test_window_scores_equal_the_per_node_scores_for_one_or_more_topology_keys(keys: list[str]) -> None:
+    # the batch form sums one column per topology key: with one key it starts from that key's column
+    labelled = [node("node1", labels={"region": "China", "az": "az1"}), node("node2", labels={"region": "India"}),
+                node("node3", labels={"az": "az1", "zone": "z1"}), node("node4", labels={"zone": "z1"})]
+    state = cluster(labelled, [pod(node_name="node1", labels=S1), pod(node_name="node3", labels=S1),
+                               pod(node_name="node2", labels=S2)])
+    entries = [{"weight": 3 + i, "podAffinityTerm": term(SELECT_S1, key)} for i, key in enumerate(keys)]
+    incoming = with_affinity("podAffinity", PREFERRED, entries)
+    expected = scores(InterPodAffinity(), incoming, state, [n.name for n in state.nodes])
+    batch = window_scores(incoming, state)
+    assert isinstance(batch, list)  # the nodes differ: not one score for all
+    assert dict(zip([n.name for n in state.nodes], batch, strict=True)) == expected
+
+
+def test_window_scores_are_one_number_when_every_node_scores_alike() -> None:
+    state = cluster(nodes(), [pod(node_name="node1", labels=S2)])
+    incoming = with_affinity("podAffinity", PREFERRED, [{"weight": 5, "podAffinityTerm": term(SELECT_S1, "region")}])
+    assert window_scores(incoming, state) in (0, SKIP)
+    assert set(scores(InterPodAffinity(), incoming, state).values()) == {0}
