@@ -6,13 +6,20 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: rollout
-short_description: Roll a KubeDescheduler spec across clusters by decision groups, with soak, health gates and rollback
+short_description: Roll a KubeDescheduler spec or a secondary scheduler configuration across clusters by decision groups
 version_added: 0.2.0
 description:
   - Runs once, on the controller, for a whole fleet (the C(tune) role calls it with C(run_once) when
     C(descheduler_fleet_rollout) is set). It changes the C(cluster) KubeDescheduler of each cluster of O(clusters)
     group after group, as M(descheduler.fleet.kubedescheduler) does for one (validated before any write; waits for
     the operator to roll the descheduler out).
+  - "With O(kind=secondary_scheduler) (the C(secondary_scheduler) role calls it so) it changes the secondary
+    scheduler of each cluster instead, as M(descheduler.fleet.secondary_scheduler) does for one
+    (O(clusters[].secondary_scheduler)). The configuration recorded and restored is the KubeSchedulerConfiguration
+    of the C(SecondaryScheduler) CR's ConfigMap with its scheduler image and log level (key
+    C(secondary_scheduler.json) of the record, in C(openshift-secondary-scheduler-operator)). The operand gate is
+    the C(secondary-scheduler) Deployment rolled out and no C(*Degraded) condition on the CR. A cluster with no
+    SecondaryScheduler before gets the CR and the ConfigMap the rollout wrote removed on rollback, never the operator."
   - "Decision groups: a cluster's group is its O(clusters[].group), else the first group of O(mandatory_groups) then
     O(groups) whose O(inventory_groups) entry holds it. Mandatory groups go first and tolerate no failure; then the
     other named groups in order; then groups only O(clusters[].group) names (sorted); then the clusters of no group,
@@ -42,6 +49,13 @@ attributes:
     support: full
     details: One before/after diff of the spec per changed cluster, its header naming the cluster.
 options:
+  kind:
+    description:
+      - What is rolled out - C(kubedescheduler), the C(cluster) KubeDescheduler's spec (O(clusters[].spec)); or
+        C(secondary_scheduler), the secondary scheduler's configuration (O(clusters[].secondary_scheduler)).
+    type: str
+    choices: [kubedescheduler, secondary_scheduler]
+    default: kubedescheduler
   clusters:
     description: The clusters of the fleet, in inventory order.
     type: list
@@ -90,6 +104,14 @@ options:
         default: present
       spec:
         description: The whole desired KubeDescheduler spec (as M(descheduler.fleet.kubedescheduler)'s C(spec)).
+        type: dict
+      secondary_scheduler:
+        description:
+          - With O(kind=secondary_scheduler), the cluster's M(descheduler.fleet.secondary_scheduler) options (C(state),
+            C(scheduler_image), C(scheduler_name), C(config_map_name), C(scheduler_config), C(trimaran),
+            C(check_metric_provider), C(log_level), C(channel), C(source), C(source_namespace), C(starting_csv),
+            C(install_plan_approval)), with that module's defaults. Its C(state) overrides O(clusters[].state).
+          - Checked on every cluster (unknown options, the configuration) before any cluster is changed.
         type: dict
       blocked:
         description:
@@ -162,6 +184,32 @@ options:
             not count). 0 does not check.
         type: int
         default: 0
+      expected_evictions:
+        description:
+          - The evictions the descheduler logged since the change (its C("Evicted pod") lines, dry-run ones included)
+            stay within what the cluster's plan predicted - no pod the plan never evicts (planned, or seen in one of
+            its sampled cycles, with O(descheduler.fleet.plan#module:samples) > 1), no completed cycle evicting
+            more than the plan's most per cycle. The comparison is the one of M(descheduler.fleet.predictive_gate).
+          - Each plan file is read, and must name this cluster (the plan's C(cluster)), before anything is changed;
+            the cluster identity it records must be the one reached, checked before the change is applied to it.
+        type: dict
+        default: {}
+        suboptions:
+          plans:
+            description:
+              - Per cluster name (as in O(clusters[].name)), the path of its C(plan.json) (written by
+                M(descheduler.fleet.plan) with O(descheduler.fleet.plan#module:report_dir), or by the C(dry_run)
+                role). Clusters without a plan are not checked by this gate.
+            type: dict
+            default: {}
+          max_unexpected:
+            description: How many logged evictions the plan does not find possible are tolerated.
+            type: int
+            default: 0
+          count_tolerance:
+            description: How far above the plan's most evictions per cycle a logged cycle total may be.
+            type: int
+            default: 0
   rollback:
     description: Roll failed and breaching clusters back to their last good spec.
     type: bool
@@ -186,6 +234,7 @@ notes:
   - The clusters are reached from the controller, several at once; the connection options of each must work there.
 seealso:
   - module: descheduler.fleet.kubedescheduler
+  - module: descheduler.fleet.secondary_scheduler
 """
 
 EXAMPLES = r"""
@@ -210,6 +259,24 @@ EXAMPLES = r"""
       max_evictions_per_minute: 30
   run_once: true
   register: rollout
+
+- name: Roll a new Trimaran target utilization out to the secondary schedulers, one cluster per group
+  descheduler.fleet.rollout:
+    kind: secondary_scheduler
+    clusters:
+      - name: canary-1
+        connection: {kubeconfig: ~/.kube/canary-1}
+        secondary_scheduler:
+          scheduler_image: registry.k8s.io/scheduler-plugins/kube-scheduler:v0.31.8
+          trimaran: {target_utilization: 60}
+      - name: prod-1
+        connection: {kubeconfig: ~/.kube/prod-1}
+        secondary_scheduler:
+          scheduler_image: registry.k8s.io/scheduler-plugins/kube-scheduler:v0.31.8
+          trimaran: {target_utilization: 60}
+    clusters_per_group: 1
+    min_success_time: 5m
+  run_once: true
 """
 
 RETURN = r"""
@@ -232,7 +299,8 @@ clusters:
   description:
     - By cluster name - C(group), C(status) (succeeded, failed, rolled_back, rollback_failed, not_started),
       C(changed), C(changes), C(error), C(breaches), C(last_good) (C(present), C(spec) - what was recorded before the
-      change), C(rollback) (C(ok), C(changed), C(msg) or C(error)), C(seconds), C(msg).
+      change; with O(kind=secondary_scheduler) C(spec) holds C(scheduler_config), C(config_map_name), C(scheduler_image)
+      and C(log_level)), C(rollback) (C(ok), C(changed), C(msg) or C(error)), C(seconds), C(msg).
   returned: always
   type: dict
 summary:
@@ -265,6 +333,7 @@ CLUSTER_SPEC = dict(
     expected_cluster_uid=dict(type="str"),
     state=dict(type="str", choices=["present", "absent"], default="present"),
     spec=dict(type="dict"),
+    secondary_scheduler=dict(type="dict"),
     blocked=dict(type="str"),
 )
 GATES_SPEC = dict(
@@ -272,8 +341,14 @@ GATES_SPEC = dict(
     workloads=dict(type="bool", default=True),
     workload_tolerance=dict(type="int", default=0),
     max_evictions_per_minute=dict(type="int", default=0),
+    expected_evictions=dict(type="dict", default={}, options=dict(
+        plans=dict(type="dict", default={}),
+        max_unexpected=dict(type="int", default=0),
+        count_tolerance=dict(type="int", default=0),
+    )),
 )
 ARGUMENT_SPEC = dict(
+    kind=dict(type="str", choices=["kubedescheduler", "secondary_scheduler"], default="kubedescheduler"),
     clusters=dict(type="list", elements="dict", options=CLUSTER_SPEC, required=True),
     groups=dict(type="list", elements="str", default=[]),
     mandatory_groups=dict(type="list", elements="str", default=[]),

@@ -5,6 +5,10 @@ each cycle with its total. Before real evictions are switched on, each logged ev
 possible (planned, or seen in one of its sampled cycles), and each compared cycle's total must lie in the plan's
 range of evictions per cycle. Pure: the plan (M(descheduler.fleet.plan), ideally with samples) and the parsed log
 (M(descheduler.fleet.info)'s ``evictions``) in, the verdict out.
+
+The rollout's ``expected_evictions`` gate asks the same question of a soak in progress (``require_cycle=False``:
+no completed cycle yet is no breach; ``check_minimum=False``: a later Automatic cycle finds fewer pods to evict
+because the first one evicted them, so only totals above the plan's range count).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from typing import Any, Mapping, Optional
 
 
 def compare_predictive_log(plan: Mapping[str, Any], log: Mapping[str, Any], *, cycles: Optional[int] = None,
-                           max_unexpected: int = 0, count_tolerance: int = 0) -> dict[str, Any]:
+                           max_unexpected: int = 0, count_tolerance: int = 0, require_cycle: bool = True,
+                           check_minimum: bool = True) -> dict[str, Any]:
     possible = _possible(plan)
     logged = [entry for entry in log.get("evictions") or [] if isinstance(entry, Mapping)]
     unexpected = [{"pod": _pod(entry), "strategy": entry.get("strategy"), "node": entry.get("node"),
@@ -22,10 +27,11 @@ def compare_predictive_log(plan: Mapping[str, Any], log: Mapping[str, Any], *, c
     low, high = _plan_range(plan)
     completed = [cycle for cycle in log.get("cycles") or [] if isinstance(cycle, Mapping)]
     compared = completed[-cycles:] if cycles else completed
+    floor = low - count_tolerance if check_minimum else 0
     checked = [{"index": cycle.get("index"), "time": cycle.get("time"), "logged": _logged_total(cycle),
-                "within": low - count_tolerance <= _logged_total(cycle) <= high + count_tolerance}
+                "within": floor <= _logged_total(cycle) <= high + count_tolerance}
                for cycle in compared]
-    reasons = _reasons(unexpected, max_unexpected, checked, low, high, count_tolerance)
+    reasons = _reasons(unexpected, max_unexpected, checked, low, high, count_tolerance, require_cycle)
     logged_pods = {_key(entry) for entry in logged}
     return {
         "agrees": not reasons,
@@ -69,9 +75,9 @@ def _logged_total(cycle: Mapping[str, Any]) -> int:
 
 
 def _reasons(unexpected: list[dict], max_unexpected: int, checked: list[dict], low: int, high: int,
-             tolerance: int) -> list[str]:
+             tolerance: int, require_cycle: bool) -> list[str]:
     reasons = []
-    if not checked:
+    if not checked and require_cycle:
         reasons.append("the log holds no completed Predictive cycle to compare (the operand has not run a cycle in "
                        "Predictive mode yet, or its log was not read)")
     if len(unexpected) > max_unexpected:

@@ -9,7 +9,8 @@ polled every ``gate_interval``; a breach rolls the breaching clusters back and h
 records the new configuration as the last good one, and the next group starts. Earlier groups are kept.
 
 What a change is (read the current configuration, apply the new one and wait, restore an old one) comes from a
-``Change`` (runner/rollout.py has the KubeDescheduler's); the connections from ``connect``.
+``Change`` (runner/rollout.py has the KubeDescheduler's, runner/rollout_secondary_scheduler.py the secondary
+scheduler's); the connections from ``connect``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional, Protocol
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Clock, Sleeper, Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
@@ -59,7 +61,7 @@ class Change(Protocol):
 
     def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
         """Make the change and wait (at most ``timeout`` seconds) until the cluster runs it: ``changed``,
-        ``changes``, ``diff``, ``msg``; raise a FleetError when it does not."""
+        ``changes``, ``diff`` (one, or a list), ``msg``; raise a FleetError when it does not."""
 
     def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
         """Put ``last_good`` back (None: remove what the rollout created) and wait for it: ``changed``, ``msg``."""
@@ -102,7 +104,8 @@ class Rollout:
         self.options, self.groups, self.targets, self.change = options, groups, targets, change
         self.check_mode, self.connect, self.clock, self.sleeper = check_mode, connect, clock, sleeper
         self.outcomes = {name: Outcome(name, group.name) for group in groups for name in group.clusters}
-        self.gates = {name: ClusterGates(options.gates, change.operand_breaches) for name in self.outcomes}
+        self.gates = {name: ClusterGates(options.gates, change.operand_breaches, cluster=name)
+                      for name in self.outcomes}
         self.group_reports: list[dict[str, Any]] = []
         self.halt_reason: Optional[str] = None
 
@@ -121,8 +124,7 @@ class Rollout:
                 outcome.last_good = record_value(before)
                 if not self.check_mode:
                     self.gates[name].take_baseline(api_client)
-                    write_record(api_client, self.change.namespace, self.change.record_key, before,
-                                 run_id=self.options.run_id, state=BEFORE_CHANGE)
+                    self._record_before(api_client, before)
             finally:
                 api_client.close()
             result = self.change.apply(target, self.options.progress_deadline, self.check_mode)
@@ -133,6 +135,16 @@ class Rollout:
             outcome.changes, outcome.msg = result.get("changes") or [], result.get("msg")
             outcome.diff = result.get("diff")
         outcome.seconds = round(self.clock() - start, 1)
+
+    def _record_before(self, api_client: Any, before: Optional[dict]) -> None:
+        """The last-good record; a cluster with nothing installed yet may lack its namespace: then there is nothing
+        to keep but the fact, which the result holds (``last_good.present`` false)."""
+        try:
+            write_record(api_client, self.change.namespace, self.change.record_key, before,
+                         run_id=self.options.run_id, state=BEFORE_CHANGE)
+        except ClusterApiError as error:
+            if not (before is None and error.status == 404):
+                raise
 
     def _failure_text(self, error: FleetError, start: float) -> str:
         text = error.user_message()
@@ -285,7 +297,8 @@ class Rollout:
             "groups": self.group_reports,
             "clusters": {o["cluster"]: {key: value for key, value in o.items() if key != "diff"} for o in outcomes},
             "summary": summary,
-            "diff": [o["diff"] for o in outcomes if o["diff"]],
+            # a Change gives one diff, or a list of them (one per object it changed), for each cluster
+            "diff": [d for o in outcomes for d in (o["diff"] if isinstance(o["diff"], list) else [o["diff"]]) if d],
             "msg": self._message(summary),
         }
 

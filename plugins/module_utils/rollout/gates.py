@@ -6,7 +6,9 @@
   ready replicas than desired, by more than ``workload_tolerance`` pods beyond what it already lacked before the
   change (a workload broken before the rollout is not blamed on it);
 - eviction storm: the evictions the operand logged in any one minute (klog ``"Evicted pod"`` lines, dry-run ones
-  excluded: Predictive mode evicts nothing) over ``max_evictions_per_minute``.
+  excluded: Predictive mode evicts nothing) over ``max_evictions_per_minute``;
+- expected evictions: the evictions logged since the change within what the cluster's plan predicted
+  (rollout/expected_evictions.py).
 
 The pure parts (shortfalls, breaches, the peak per minute) take plain objects; the readers list them from a cluster.
 """
@@ -32,6 +34,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     condition_text,
     operand_rolled_out,
     read_operand_state,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.expected_evictions import (
+    check_plan_cluster,
+    log_since,
+    unexpected_eviction_breaches,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.options import GateOptions
 
@@ -107,17 +114,20 @@ def _running(pod: dict) -> bool:
     return (pod.get("status") or {}).get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp")
 
 
-def read_operand_log(api_client: Any) -> list[str]:
-    """The log lines of every running operand pod. Best effort, pod by pod: a pod going away or whose kubelet does
-    not answer gives no lines (the operand gate says whether the descheduler runs), never a breach by itself."""
+def read_operand_log(api_client: Any, since: Optional[str] = None) -> list[str]:
+    """The log lines of every running operand pod (those logged from ``since``, an RFC 3339 time, when given). Best
+    effort, pod by pod: a pod going away or whose kubelet does not answer gives no lines (the operand gate says
+    whether the descheduler runs), never a breach by itself."""
     pods = list_raw(api_client, resource_path("v1", "pods", OPERATOR_NAMESPACE), label_selector=OPERAND_LABEL_SELECTOR,
                     kind="Pod")[0]
     lines: list[str] = []
     for pod in filter(_running, pods):
         path = resource_path("v1", "pods", OPERATOR_NAMESPACE, pod["metadata"]["name"], "log")
+        query: list[tuple[str, Any]] = [("tailLines", OPERAND_LOG_LINES), ("container", OPERAND_CONTAINER)]
+        if since:
+            query.append(("sinceTime", since))
         try:
-            lines += get_text(api_client, path, query=[("tailLines", OPERAND_LOG_LINES),
-                                                       ("container", OPERAND_CONTAINER)], kind="Pod").splitlines()
+            lines += get_text(api_client, path, query=query, kind="Pod").splitlines()
         except ClusterApiError as error:
             if error.status == 0:  # the API server itself is unreachable: the gates cannot be read
                 raise
@@ -145,13 +155,24 @@ def operand_breaches(api_client: Any) -> list[str]:
 @dataclass
 class ClusterGates:
     """The gates of one cluster, with what its workloads lacked before the change (``take_baseline``). ``operand``
-    says what is wrong with the thing the rollout changes (the Change's ``operand_breaches``)."""
+    says what is wrong with the thing the rollout changes (the Change's ``operand_breaches``); ``cluster`` is its
+    name, which picks its plan for the expected evictions gate."""
 
     options: GateOptions
     operand: Callable[[Any], list[str]]
     baseline: dict[str, int] = field(default_factory=dict)
+    cluster: str = ""
+    log_since: Optional[str] = None  # the change's start: the operand's log lines read by the expected evictions gate
+
+    @property
+    def plan(self) -> Optional[dict]:
+        return self.options.expected_evictions.plans.get(self.cluster)
 
     def take_baseline(self, api_client: Any) -> None:
+        """Before the change: the plan is this cluster's (else a ClusterIdentityError, nothing changed yet)."""
+        if self.plan is not None:
+            check_plan_cluster(api_client, self.plan, self.cluster)
+            self.log_since = log_since()
         if self.options.workloads:
             self.baseline = read_workload_shortfalls(api_client)
 
@@ -167,4 +188,7 @@ class ClusterGates:
             if peak > self.options.max_evictions_per_minute:
                 found.append(f"eviction storm: the descheduler logged {peak} eviction(s) within a minute from "
                              f"{start} (at most {self.options.max_evictions_per_minute} allowed)")
+        if self.plan is not None:
+            found += unexpected_eviction_breaches(self.plan, read_operand_log(api_client, self.log_since),
+                                                  self.options.expected_evictions)
         return found

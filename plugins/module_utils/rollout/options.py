@@ -14,6 +14,10 @@ from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import parse_go_duration
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.expected_evictions import (
+    ExpectedEvictions,
+    expected_evictions,
+)
 
 _BUDGET = re.compile(r"^\s*(\d+)\s*(%?)\s*$")
 
@@ -69,6 +73,7 @@ class GateOptions:
     workloads: bool = True  # no workload further below its PDB or its desired ready replicas than before the change
     workload_tolerance: int = 0  # pods a workload may lose beyond its shortfall before the change
     max_evictions_per_minute: int = 0  # the operand's logged evictions in any minute; 0: not checked
+    expected_evictions: ExpectedEvictions = ExpectedEvictions()  # the logged evictions against a plan per cluster
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ def gate_options(gates: Optional[Mapping[str, Any]]) -> GateOptions:
         workload_tolerance=_int_at_least(_given(gates, "workload_tolerance", 0), "gates.workload_tolerance", 0),
         max_evictions_per_minute=_int_at_least(_given(gates, "max_evictions_per_minute", 0),
                                                "gates.max_evictions_per_minute", 0),
+        expected_evictions=expected_evictions(gates.get("expected_evictions")),
     )
 
 

@@ -1,9 +1,11 @@
 """The rollout module: one change rolled across the fleet by decision groups, with soak, gates and rollback.
 
 Order of one call: the options checked (rollout/options.py), the clusters' decision groups (rollout/groups.py), then
-rollout/controller.py drives the groups, calling back into this file's ``KubeDeschedulerChange`` for each cluster:
-read what it runs (the last good configuration), apply the new spec with the kubedescheduler runner and wait for the
-operator to roll it out, or put the old spec back.
+rollout/controller.py drives the groups, calling back into the ``Change`` of the option ``kind`` for each cluster:
+read what it runs (the last good configuration), apply the new one with the runner of its module and wait for the
+operator to roll it out, or put the old one back. ``kubedescheduler``: this file's ``KubeDeschedulerChange`` (the
+``cluster`` KubeDescheduler's spec); ``secondary_scheduler``: runner/rollout_secondary_scheduler.py (the scheduler's
+configuration).
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.options 
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.kubedescheduler import (
     read_kubedescheduler,
     run_kubedescheduler,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout_secondary_scheduler import (
+    SecondarySchedulerChange,
+    scheduler_options,
 )
 
 KUBEDESCHEDULER_RECORD_KEY = "kubedescheduler.json"
@@ -68,7 +74,34 @@ class KubeDeschedulerChange:
         return operand_breaches(api_client)
 
 
-def _targets(clusters: list[Mapping[str, Any]]) -> dict[str, Target]:
+KUBEDESCHEDULER, SECONDARY_SCHEDULER = "kubedescheduler", "secondary_scheduler"
+
+
+def _desired(kind: str, cluster: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The change's input for one cluster, checked before any cluster is touched."""
+    if kind == SECONDARY_SCHEDULER:
+        if cluster.get("spec") is not None:
+            raise RolloutError(f"clusters[{index}].spec: a KubeDescheduler spec, but kind is secondary_scheduler; "
+                               "give the scheduler's options as clusters[].secondary_scheduler",
+                               f"clusters[{index}].spec", cluster.get("spec"))
+        given = {"state": cluster.get("state"), **(cluster.get("secondary_scheduler") or {})}
+        return scheduler_options(given, f"clusters[{index}].secondary_scheduler")
+    if cluster.get("secondary_scheduler") is not None:
+        raise RolloutError(f"clusters[{index}].secondary_scheduler: only for kind secondary_scheduler (kind is "
+                           f"{kind}); give the KubeDescheduler spec as clusters[].spec",
+                           f"clusters[{index}].secondary_scheduler", cluster.get("secondary_scheduler"))
+    return {"state": cluster.get("state") or "present", "spec": cluster.get("spec")}
+
+
+def _change(kind: str, params: Mapping[str, Any]) -> Any:
+    if kind == SECONDARY_SCHEDULER:
+        return SecondarySchedulerChange(params)
+    if kind == KUBEDESCHEDULER:
+        return KubeDeschedulerChange(params)
+    raise RolloutError(f"kind: {kind!r} is not kubedescheduler or secondary_scheduler", "kind", kind)
+
+
+def _targets(clusters: list[Mapping[str, Any]], kind: str = KUBEDESCHEDULER) -> dict[str, Target]:
     targets: dict[str, Target] = {}
     for index, cluster in enumerate(clusters):
         name = cluster.get("name")
@@ -77,19 +110,20 @@ def _targets(clusters: list[Mapping[str, Any]]) -> dict[str, Target]:
                                "give each cluster a unique name (its inventory host)", f"clusters[{index}].name", name)
         connection = {key: value for key, value in (cluster.get("connection") or {}).items() if value is not None}
         params = {**connection, "expected_cluster_uid": cluster.get("expected_cluster_uid")}
-        targets[name] = Target(name, params, {"state": cluster.get("state") or "present", "spec": cluster.get("spec")},
-                               cluster.get("blocked") or None)
+        targets[name] = Target(name, params, _desired(kind, cluster, index), cluster.get("blocked") or None)
     return targets
 
 
 def run_rollout(params: Mapping[str, Any], check_mode: bool) -> dict[str, Any]:
     """One call of the rollout module."""
+    kind = params.get("kind") or KUBEDESCHEDULER
+    change = _change(kind, params)
     options = rollout_options(params)
-    targets = _targets(params.get("clusters") or [])
+    targets = _targets(params.get("clusters") or [], kind)
     per_group = params.get("clusters_per_group")
     groups = decision_groups(
         list(targets), assigned={c["name"]: c.get("group") for c in params.get("clusters") or []},
         groups=params.get("groups") or [], mandatory_groups=params.get("mandatory_groups") or [],
         inventory_groups=params.get("inventory_groups") or {},
         clusters_per_group=parse_budget(per_group, "clusters_per_group") if per_group not in (None, "") else None)
-    return Rollout(options, groups, targets, KubeDeschedulerChange(params), check_mode=check_mode).run()
+    return Rollout(options, groups, targets, change, check_mode=check_mode).run()

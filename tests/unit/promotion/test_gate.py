@@ -67,3 +67,14 @@ def test_a_log_without_a_completed_cycle_never_agrees() -> None:
     verdict = compare_predictive_log(plan(), parse_descheduler_log(""))
     assert verdict["agrees"] is False
     assert verdict["reasons"][0].startswith("the log holds no completed Predictive cycle")
+
+
+def test_during_a_soak_no_cycle_yet_and_a_smaller_cycle_agree() -> None:
+    """The rollout's expected evictions gate: a soak before the first cycle ends, or an Automatic cycle that finds
+    fewer pods left to evict, is no disagreement; a total above the plan's range still is."""
+    planned = plan()
+    soak = {"require_cycle": False, "check_minimum": False}
+    assert compare_predictive_log(planned, parse_descheduler_log(""), **soak)["agrees"] is True
+    assert compare_predictive_log(planned, log_of(planned["evictions"][:1], total=0), **soak)["agrees"] is True
+    high = planned["sampling"]["evictions_per_cycle"]["max"]
+    assert compare_predictive_log(planned, log_of(planned["evictions"], total=high + 1), **soak)["agrees"] is False

@@ -1,0 +1,213 @@
+"""The rollout's ``Change`` for the Secondary Scheduler (rollout module ``kind: secondary_scheduler``).
+
+What is rolled out and restored is the scheduler's configuration: the KubeSchedulerConfiguration in the ConfigMap the
+``SecondaryScheduler`` CR ``cluster`` names, with the CR's scheduler image and log level. It is applied with the
+secondary_scheduler module's runner (the operator installed through OLM when missing, the ConfigMap and the CR
+written, then a wait until the operator has rolled the scheduler Deployment out). A restore writes the recorded
+configuration back the same way; when the cluster had no SecondaryScheduler before, it removes only the CR and
+the ConfigMap the rollout wrote, never the operator (a rollout cannot tell whether it installed it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import OLM_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw, resource_path
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter, deployment_readiness
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import condition_text
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import WaitTimeout
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import MANAGED_BY
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_gone
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.controller import Target
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.secondary_scheduler import (
+    desired_config,
+    run_secondary_scheduler,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler import config as scheduler_config
+from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.names import (
+    CONFIG_KEY,
+    CR_NAME,
+    DEFAULT_CONFIGMAP,
+    DEFAULT_SCHEDULER_NAME,
+    MANAGED_BY_LABEL,
+    NAMESPACE,
+    OPERAND_DEPLOYMENT,
+)
+
+try:  # PyYAML is an ansible-core dependency; ansible-test's import sanity loads modules without it
+    import yaml
+except ImportError:  # pragma: no cover - ansible-core always ships PyYAML
+    yaml = None  # type: ignore[assignment]
+
+SECONDARY_SCHEDULER_RECORD_KEY = "secondary_scheduler.json"
+CR_API_VERSION = "operator.openshift.io/v1"
+# A cluster's ``secondary_scheduler`` options: the secondary_scheduler module's, with its defaults.
+OPTION_DEFAULTS: dict[str, Any] = {
+    "state": "present", "scheduler_image": None, "scheduler_name": DEFAULT_SCHEDULER_NAME,
+    "config_map_name": DEFAULT_CONFIGMAP, "scheduler_config": None, "trimaran": None,
+    "check_metric_provider": False, "log_level": "Normal",
+    **{name: spec.get("default") for name, spec in OLM_ARG_SPEC.items()},
+}
+TEMPLATE_INPUT_STEPS = ("config_map", "secondary_scheduler")  # lifecycle.install's steps for them
+TRIMARAN_OPTIONS = ("target_utilization", "default_requests_cpu", "default_requests_multiplier", "metric_provider",
+                    "watcher_address")
+
+
+def scheduler_options(given: Optional[Mapping[str, Any]], field: str) -> dict[str, Any]:
+    """A cluster's options with the module's defaults; an unknown option or a configuration that cannot run is an
+    error naming it, raised before any cluster is touched."""
+    given = {key: value for key, value in (given or {}).items() if value is not None}
+    for key in given:
+        if key not in OPTION_DEFAULTS:
+            raise RolloutError(f"{field}.{key}: unknown option; use one of the secondary_scheduler module's: "
+                               f"{', '.join(OPTION_DEFAULTS)}", f"{field}.{key}", given[key])
+    for key in given.get("trimaran") or {}:
+        if key not in TRIMARAN_OPTIONS:
+            raise RolloutError(f"{field}.trimaran.{key}: unknown option; use {', '.join(TRIMARAN_OPTIONS)}",
+                               f"{field}.trimaran.{key}", given["trimaran"][key])
+    options = {**OPTION_DEFAULTS, **given}
+    if options["state"] not in ("present", "absent"):
+        raise RolloutError(f"{field}.state: {options['state']!r} is not present or absent", f"{field}.state",
+                           options["state"])
+    if options["state"] == "present":
+        try:
+            scheduler_config.validate(desired_config(options), f"{field}.scheduler_config")
+        except scheduler_config.ConfigError as error:
+            raise RolloutError(str(error), error.field, error.value) from error
+    return options
+
+
+def _template_inputs_changed(result: Mapping[str, Any]) -> bool:
+    """The configuration ConfigMap or the CR written: what the operator renders the pod template from (a change of
+    the Subscription alone gives no new template to wait for)."""
+    return any(action.get("changed") and action.get("step") in TEMPLATE_INPUT_STEPS
+               for action in result.get("actions") or [])
+
+
+class SecondarySchedulerChange:
+    """The secondary scheduler's configuration, changed and restored through the secondary_scheduler runner."""
+
+    namespace = NAMESPACE
+    record_key = SECONDARY_SCHEDULER_RECORD_KEY
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.wait_sleep = float(params.get("wait_sleep") or 5)
+
+    def current(self, api_client: Any) -> Optional[dict]:
+        """``scheduler_config`` (parsed), ``config_map_name``, ``scheduler_image``, ``log_level``; None without a CR."""
+        cr = get_raw(api_client, resource_path(CR_API_VERSION, "secondaryschedulers", NAMESPACE, CR_NAME))
+        if cr is None:
+            return None
+        spec = cr.get("spec") or {}
+        name = spec.get("schedulerConfig") or DEFAULT_CONFIGMAP
+        config_map = get_raw(api_client, resource_path("v1", "configmaps", NAMESPACE, name), kind="ConfigMap")
+        text = ((config_map or {}).get("data") or {}).get(CONFIG_KEY)
+        return {"scheduler_config": yaml.safe_load(text) if text else None, "config_map_name": name,
+                "scheduler_image": spec.get("schedulerImage"), "log_level": spec.get("logLevel") or "Normal"}
+
+    def _run(self, target: Target, options: dict[str, Any], timeout: float, check_mode: bool) -> dict[str, Any]:
+        """The secondary_scheduler runner, then (the runner's wait may see the old scheduler still available) a wait
+        until the operator has rolled out a new pod template: it puts the configuration's resourceVersion, the log
+        level and the image in the template, so any change of them gives a new one."""
+        before = None if check_mode else self._template(target)
+        params = {**target.params, **options, "wait": True, "wait_timeout": timeout, "wait_sleep": self.wait_sleep}
+        result = run_secondary_scheduler(params, check_mode, want_diff=True)
+        if result.get("failed"):
+            raise RolloutError(result.get("msg") or "the secondary scheduler failed", result.get("field") or "",
+                               result.get("value"))
+        if before is not None and options.get("state") != "absent" and _template_inputs_changed(result):
+            self._wait_new_template(target, before, timeout)
+        return result
+
+    def _deployment(self, api_client: Any) -> Optional[dict]:
+        return get_raw(api_client, resource_path("apps/v1", "deployments", NAMESPACE, OPERAND_DEPLOYMENT))
+
+    def _template(self, target: Target) -> Optional[dict]:
+        api_client = connect_to_intended_cluster(target.params)[0]
+        try:
+            return ((self._deployment(api_client) or {}).get("spec") or {}).get("template")
+        finally:
+            api_client.close()
+
+    def _wait_new_template(self, target: Target, before: dict, timeout: float) -> None:
+        api_client = connect_to_intended_cluster(target.params)[0]
+
+        def observe() -> tuple[Optional[dict], bool]:
+            deployment = self._deployment(api_client)
+            template = ((deployment or {}).get("spec") or {}).get("template")
+            return deployment, template != before and deployment_readiness(deployment).ready
+
+        def timed_out(last: tuple[Optional[dict], bool]) -> WaitTimeout:
+            status = (last[0] or {}).get("status") or {}
+            return WaitTimeout(f"the operator did not roll the new configuration out within {timeout:g}s (Deployment "
+                               f"{NAMESPACE}/{OPERAND_DEPLOYMENT}: replicas {status.get('replicas', 0)}, updated "
+                               f"{status.get('updatedReplicas', 0)}, available {status.get('availableReplicas', 0)}); "
+                               f"check the operator's log and the SecondaryScheduler {NAMESPACE}/{CR_NAME} conditions",
+                               deployment_status=status)
+        try:
+            Waiter(timeout=timeout, interval=self.wait_sleep).until(observe, lambda last: last[1], timed_out)
+        finally:
+            api_client.close()
+
+    def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
+        result = self._run(target, dict(target.desired), timeout, check_mode)
+        changes = [action for action in result.get("actions") or [] if action.get("changed")]
+        # name the cluster in --diff output: one diff per changed object
+        diffs = [{**diff, "before_header": f"{target.name}: {diff.get('before_header')}",
+                  "after_header": f"{target.name}: {diff.get('after_header')}"} for diff in result.get("diff") or []]
+        return {"changed": bool(result.get("changed")), "changes": changes, "diff": diffs or None,
+                "msg": f"secondary scheduler {target.desired.get('state')}: {len(changes)} change(s)"}
+
+    def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
+        if last_good is None:
+            return self._remove_created(target, timeout)
+        if not last_good.get("scheduler_config"):
+            raise RolloutError(f"the recorded configuration of {target.name} has no scheduler configuration (its "
+                               f"ConfigMap {NAMESPACE}/{last_good.get('config_map_name')} was missing before the "
+                               "change): restore it by hand", "last_good.scheduler_config", None)
+        # The old configuration ran on this cluster: no metric-provider probe stands in the way of going back.
+        options = {**target.desired, "state": "present", "scheduler_config": last_good["scheduler_config"],
+                   "trimaran": None, "config_map_name": last_good["config_map_name"],
+                   "scheduler_image": last_good["scheduler_image"], "log_level": last_good["log_level"],
+                   "check_metric_provider": False}
+        result = self._run(target, options, timeout, check_mode=False)
+        return {"changed": bool(result.get("changed")), "msg": "previous scheduler configuration restored"}
+
+    def _remove_created(self, target: Target, timeout: float) -> dict[str, Any]:
+        """No SecondaryScheduler before the change: delete the CR and our ConfigMap; the operator stays."""
+        api_client = connect_to_intended_cluster(target.params)[0]
+        try:
+            session = ClusterSession(api_client)
+            if session.delete("secondary_scheduler", Ref("SecondaryScheduler", CR_NAME, NAMESPACE)):
+                wait_gone(session, "operand", [Ref("Deployment", OPERAND_DEPLOYMENT, NAMESPACE)],
+                          Waiter(timeout=timeout, interval=self.wait_sleep))
+            ref = Ref("ConfigMap", target.desired.get("config_map_name") or DEFAULT_CONFIGMAP, NAMESPACE)
+            config_map = session.read(ref)
+            labels = ((config_map or {}).get("metadata") or {}).get("labels") or {}
+            if config_map is not None and labels.get(MANAGED_BY_LABEL) == MANAGED_BY:
+                session.delete("config_map", ref, config_map)
+            return {"changed": session.changed, "msg": "SecondaryScheduler removed: there was none before"}
+        finally:
+            api_client.close()
+
+    def operand_breaches(self, api_client: Any) -> list[str]:
+        """The operand gate: the scheduler Deployment rolled out and no Degraded condition on the CR (nothing to check
+        without a CR: a rollout that removes it wants exactly that)."""
+        cr = get_raw(api_client, resource_path(CR_API_VERSION, "secondaryschedulers", NAMESPACE, CR_NAME))
+        if cr is None:
+            return []
+        conditions = (cr.get("status") or {}).get("conditions") or []
+        breaches = [f"the operator reports {c.get('type')}: {condition_text(c)}" for c in conditions
+                    if str(c.get("type", "")).endswith("Degraded") and c.get("status") == "True"]
+        deployment = self._deployment(api_client)
+        if deployment is None:
+            breaches.append(f"the scheduler Deployment {NAMESPACE}/{OPERAND_DEPLOYMENT} does not exist")
+        elif not deployment_readiness(deployment).ready:
+            status = deployment.get("status") or {}
+            breaches.append(f"the scheduler is not available ({status.get('availableReplicas', 0)}/"
+                            f"{(deployment.get('spec') or {}).get('replicas', 1)} available)")
+        return breaches
