@@ -275,34 +275,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.module_support i
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.secondary_scheduler import (
     run_secondary_scheduler,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.options import SCHEDULER_ARG_SPEC
 
-METRIC_PROVIDER_SPEC = dict(
-    type=dict(type="str", choices=["KubernetesMetricsServer", "Prometheus", "SignalFx"],
-              default="KubernetesMetricsServer"),
-    address=dict(type="str"),
-    token=dict(type="str", no_log=True),
-    insecure_skip_verify=dict(type="bool"),
-)
-
-TRIMARAN_SPEC = dict(
-    target_utilization=dict(type="int", default=40),
-    default_requests_cpu=dict(type="str", default="1000m"),
-    default_requests_multiplier=dict(type="str", default="1.5"),
-    metric_provider=dict(type="dict", options=METRIC_PROVIDER_SPEC),
-    watcher_address=dict(type="str"),
-)
-
-ARGUMENT_SPEC = argument_spec(
-    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC,
-    state=dict(type="str", choices=["present", "absent"], default="present"),
-    scheduler_image=dict(type="str"),
-    scheduler_name=dict(type="str", default="secondary-scheduler"),
-    config_map_name=dict(type="str", default="secondary-scheduler-config"),
-    scheduler_config=dict(type="dict"),
-    trimaran=dict(type="dict", options=TRIMARAN_SPEC, apply_defaults=True),
-    check_metric_provider=dict(type="bool", default=False),
-    log_level=dict(type="str", choices=["Normal", "Debug", "Trace", "TraceAll"], default="Normal"),
-)
+ARGUMENT_SPEC = argument_spec(CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC, **SCHEDULER_ARG_SPEC)
 
 
 def main() -> None:

@@ -32,10 +32,13 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_schedu
     CONFIG_KEY,
     CR_NAME,
     DEFAULT_CONFIGMAP,
-    DEFAULT_SCHEDULER_NAME,
     MANAGED_BY_LABEL,
     NAMESPACE,
     OPERAND_DEPLOYMENT,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.options import (
+    SCHEDULER_ARG_SPEC,
+    TRIMARAN_SPEC,
 )
 
 try:  # PyYAML is an ansible-core dependency; ansible-test's import sanity loads modules without it
@@ -47,14 +50,9 @@ SECONDARY_SCHEDULER_RECORD_KEY = "secondary_scheduler.json"
 CR_API_VERSION = "operator.openshift.io/v1"
 # A cluster's ``secondary_scheduler`` options: the secondary_scheduler module's, with its defaults.
 OPTION_DEFAULTS: dict[str, Any] = {
-    "state": "present", "scheduler_image": None, "scheduler_name": DEFAULT_SCHEDULER_NAME,
-    "config_map_name": DEFAULT_CONFIGMAP, "scheduler_config": None, "trimaran": None,
-    "check_metric_provider": False, "log_level": "Normal",
-    **{name: spec.get("default") for name, spec in OLM_ARG_SPEC.items()},
-}
+    name: spec.get("default") for name, spec in {**SCHEDULER_ARG_SPEC, **OLM_ARG_SPEC}.items()}
 TEMPLATE_INPUT_STEPS = ("config_map", "secondary_scheduler")  # lifecycle.install's steps for them
-TRIMARAN_OPTIONS = ("target_utilization", "default_requests_cpu", "default_requests_multiplier", "metric_provider",
-                    "watcher_address")
+TRIMARAN_OPTIONS = tuple(TRIMARAN_SPEC)
 
 
 def scheduler_options(given: Optional[Mapping[str, Any]], field: str) -> dict[str, Any]:
