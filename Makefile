@@ -8,7 +8,7 @@ COLL_LINK := $(COLL_ROOT)/ansible_collections/descheduler/fleet
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLL_ROOT)
 export PYTHONPATH := $(CURDIR)/$(COLL_ROOT)
 
-.PHONY: venv demo test lint unit integration controlplane sanity compat bench clean
+.PHONY: venv demo test lint unit integration controlplane sanity compat compat-venv bench clean
 # The oldest supported ansible-core (requirements-dev.txt allows 2.18 and 2.19; the main venv gets 2.19).
 COMPAT_VENV := $(VENV)-ansible-2.18
 
@@ -81,9 +81,12 @@ $(COMPAT_VENV)/bin/.installed: requirements.txt requirements-dev.txt
 	$(COMPAT_VENV)/bin/pip install -q -r requirements-dev.txt 'ansible-core<2.19'
 	touch $@
 
-# The modules and roles through ansible-core 2.18's ansible-playbook.
-compat: $(COMPAT_VENV)/bin/.installed $(COLL_LINK)
-	$(COMPAT_VENV)/bin/pytest -q -n $(INTEGRATION_WORKERS) --dist loadgroup tests/integration/test_plan_module.py \
+compat-venv: $(COMPAT_VENV)/bin/.installed $(COLL_LINK)
+
+# The modules and roles through ansible-core 2.18's ansible-playbook, on COMPAT_WORKERS pytest-xdist workers.
+COMPAT_WORKERS ?= $(INTEGRATION_WORKERS)
+compat: compat-venv controlplane
+	$(COMPAT_VENV)/bin/pytest -q -n $(COMPAT_WORKERS) --dist loadgroup tests/integration/test_plan_module.py \
 	  tests/integration/test_evict_module.py
 
 bench: venv

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# `make test`: every stage of the test suite, in order, stopping at the first that fails:
-#   venv, lint, unit, integration, sanity, compat, package
-# The Go builds the integration tests need (tests/controlplane/build.sh, then tests/upstream/build.sh: minutes on a
-# cold machine, mostly module downloads and compiling) start first, in the background, while the venv, lint and
-# unit stages run; the integration stage waits for them. Each stage's wall time is printed at the end, whether the
-# run passed or not, and the Go build's own output is in build/go-build.log.
+# `make test`: every stage of the test suite, stopping at the first that fails:
+#   venv, lint, unit, sanity, integration with compat beside it, package
+# The Go builds the integration tests need (tests/controlplane/build.sh, then tests/upstream/build.sh and
+# tests/s3server/build.sh: minutes on a cold machine, module downloads and compiling) start first, in the background,
+# while the venv, lint, unit and sanity stages run (none of them needs a control plane); the integration stage waits
+# for them. The integration tests mostly wait on servers (about a third of two cores stays idle), so compat (the
+# module tests through ansible-core 2.18, on a control plane of its own) runs beside them, its output in
+# build/compat.log, shown when it ends. Each stage's wall time is printed at the end, whether the run passed or not,
+# and the Go build's own output is in build/go-build.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MAKE="${MAKE:-make}"
@@ -12,9 +15,13 @@ mkdir -p build
 
 summary=()
 run_started=$(date +%s)
+declare -A beside_pid beside_started
 
 print_summary() {
-    local line
+    local line name
+    for name in "${!beside_pid[@]}"; do  # a stage that failed while one ran beside it: stop that one too
+        kill -0 "${beside_pid[$name]}" 2>/dev/null && kill -TERM -- "-${beside_pid[$name]}" 2>/dev/null
+    done
     echo
     echo "== stage times (wall clock) =="
     for line in "${summary[@]}"; do
@@ -77,14 +84,40 @@ wait_for_go_build() {
         return 1
     fi
     summary+=("$(printf '%-22s %6ss  %s' "(go builds, background)" \
-                "$(( $(cat build/go-build.finished) - go_build_started ))" "beside venv, lint and unit")")
+                "$(( $(cat build/go-build.finished) - go_build_started ))" "beside venv, lint, unit and sanity")")
+}
+
+# start_beside NAME COMMAND...: runs the command in the background, its output in build/NAME.log;
+# finish_beside NAME: waits for it, shows its output and records it as a stage (a failure ends the run).
+start_beside() {
+    local name="$1"
+    shift
+    echo "== $name (in the background, output in build/$name.log) =="
+    beside_started[$name]=$(date +%s)
+    setsid --wait "$@" >"build/$name.log" 2>&1 &  # a process group of its own, so a failure elsewhere can stop it whole
+    beside_pid[$name]=$!
+}
+finish_beside() {
+    local name="$1"
+    wait "${beside_pid[$name]}"
+    local status=$?
+    unset "beside_pid[$name]"
+    echo "== $name (ran in the background) =="
+    cat "build/$name.log"
+    local outcome="ok (beside integration)"
+    [ "$status" -eq 0 ] || outcome="FAILED (exit $status)"
+    summary+=("$(printf '%-22s %6ss  %s' "$name" "$(( $(date +%s) - ${beside_started[$name]} ))" "$outcome")")
+    [ "$status" -eq 0 ] || exit "$status"
 }
 
 run_stage venv "$MAKE" --no-print-directory venv
 run_stage lint "$MAKE" --no-print-directory lint
 run_stage unit "$MAKE" --no-print-directory unit
-run_stage "wait for go builds" wait_for_go_build
-run_stage integration "$MAKE" --no-print-directory integration
 run_stage sanity "$MAKE" --no-print-directory sanity
-run_stage compat "$MAKE" --no-print-directory compat
+run_stage "compat venv" "$MAKE" --no-print-directory compat-venv
+run_stage "wait for go builds" wait_for_go_build
+# compat gets one pytest worker and port blocks of its own (TEST_PORT_BLOCK_OFFSET) beside integration's workers
+start_beside compat env TEST_PORT_BLOCK_OFFSET=4 "$MAKE" --no-print-directory compat COMPAT_WORKERS=1
+run_stage integration "$MAKE" --no-print-directory integration
+finish_beside compat
 run_stage package "$MAKE" --no-print-directory package

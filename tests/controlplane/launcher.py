@@ -56,14 +56,17 @@ def build_binaries() -> Path:
 
 # Ports for the servers a test session starts, below Linux's ephemeral range (32768-60999 by default), so no client
 # connection of this or another process can take one between the probe and the server's bind; each pytest-xdist
-# worker (PYTEST_XDIST_WORKER=gw<N>) probes its own block, so parallel workers never pick the same port.
+# worker (PYTEST_XDIST_WORKER=gw<N>) probes its own block, so parallel workers never pick the same port. A second
+# session started beside them (make test runs compat beside integration) moves to other blocks with
+# TEST_PORT_BLOCK_OFFSET.
 PORT_BLOCK_BASE, PORT_BLOCK_SIZE, PORT_BLOCKS = 20000, 1500, 8
 _next_port: list[int] = []
 
 
 def _port_block() -> range:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    index = int(worker[2:]) % PORT_BLOCKS if worker[2:].isdigit() else 0
+    offset = int(os.environ.get("TEST_PORT_BLOCK_OFFSET", "0"))
+    index = ((int(worker[2:]) if worker[2:].isdigit() else 0) + offset) % PORT_BLOCKS
     start = PORT_BLOCK_BASE + index * PORT_BLOCK_SIZE
     return range(start, start + PORT_BLOCK_SIZE)
 

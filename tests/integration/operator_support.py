@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from real_cluster import wait_namespaces_gone
 from standins.descheduler_operator import OPERATOR_NAMESPACE, DeschedulerOperator
 from standins.kubedescheduler_types import API_VERSION, KUBEDESCHEDULER_CRD, ROUTE_CRD, SCHEDULER_CRD
-from standins.rest import Rest, install_crds, path, remove_crds, wait_until
+from standins.rest import Rest, install_crds, path, remove_crds
 
 KD_API = API_VERSION
 BASE_SPEC = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}
@@ -92,9 +93,8 @@ def descheduler_operator(kube: Any, *, monitoring_label: bool = True, psi_enable
 
 def _remove_operator(rest: Rest, remove_crd: bool) -> None:
     rest.delete(path(KD_API, "kubedeschedulers", OPERATOR_NAMESPACE, "cluster"))
-    namespace = path("v1", "namespaces", name=OPERATOR_NAMESPACE)
-    rest.delete(namespace)
-    wait_until(lambda: rest.get(namespace) is None, 120, 0.5, "the operator namespace to be deleted")
+    rest.delete(path("v1", "namespaces", name=OPERATOR_NAMESPACE))
+    wait_namespaces_gone(rest.api_client, {OPERATOR_NAMESPACE}, 120)
     if remove_crd:
         remove_crds(rest, [KUBEDESCHEDULER_CRD["metadata"]["name"]])
 
