@@ -6,16 +6,18 @@ control plane: what it would evict, read from its own log lines with the collect
 
 Dry-run cycles change nothing in the cluster (each starts from the mirrored cluster again), and each walks Go maps
 in a new random order, so repeated cycles show the spread of choices the descheduler makes on an unchanged
-cluster.
+cluster; but not independently where the order of a node's pods decides (see dry_run_cycles): `fresh_cycles`
+takes one cycle from each of several processes instead.
 """
 
 from __future__ import annotations
 
 import subprocess
 import time
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Optional
 
 import yaml
 
@@ -50,7 +52,59 @@ def dry_run_cycles(binary: Path, kubeconfig: Path, policy: dict[str, Any], workd
     """`cycles` dry-run descheduling cycles of the real descheduler, each one's evictions in the order it logged
     them. The first cycle of the process is left out: in dry-run mode the descheduler mirrors the cluster into a
     fake client by informer events, and its first cycle may start before every pod arrived (upstream
-    pkg/descheduler/descheduler.go, bootstrapDescheduler); later cycles see the whole cluster."""
+    pkg/descheduler/descheduler.go, bootstrapDescheduler); later cycles see the whole cluster.
+
+    The cycles of one process are not independent draws: the fake client's pods-by-node index lives as long as the
+    process, and the pods a cycle evicted are deleted from it and added back (kubeclientsandbox.go,
+    restoreEvictedPods) into the slots they freed, in the order they were evicted. Where a node's choice depends
+    on that order, later cycles drift towards the layouts that evict least; fresh_cycles gives independent ones."""
+    finished = _run(binary, kubeconfig, policy, workdir, lambda done: len(done) > cycles, CYCLE_TIMEOUT * (cycles + 1))
+    return [cycle.evictions for cycle in finished[1:]]
+
+
+@dataclass
+class Cycle:
+    """One descheduling cycle: its dry-run evictions and every log record it wrote."""
+
+    evictions: list[UpstreamEviction] = field(default_factory=list)
+    records: list[Any] = field(default_factory=list)
+
+
+def fresh_cycles(binary: Path, kubeconfig: Path, policy: dict[str, Any], workdir: Path, count: int,
+                 complete: Callable[[Cycle], bool], parallel: int = 3) -> list[list[UpstreamEviction]]:
+    """The evictions of `count` descheduler processes' first complete cycles, each from a new process (so each
+    starts from a fresh pods-by-node index, as the plan's sampled cycles do), `parallel` processes at a time.
+
+    `complete` says whether a cycle saw the whole cluster (every node and pod, with metrics); a process's cycles
+    before its first complete one must have evicted nothing (else they moved pods in its index), or the process is
+    left out and another one started, at most `count` more in all."""
+    results: list[list[UpstreamEviction]] = []
+    attempts = 0
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        while len(results) < count:
+            batch = min(parallel, count - len(results))
+            if attempts + batch > 2 * count:
+                raise UpstreamError(f"only {len(results)} of {count} descheduler processes gave a complete first "
+                                    f"cycle in {attempts} attempts; their logs are under {workdir}")
+            futures = [pool.submit(_first_complete_cycle, binary, kubeconfig, policy,
+                                   workdir / f"process-{attempts + index}", complete) for index in range(batch)]
+            attempts += batch
+            results.extend(cycle for cycle in (future.result() for future in futures) if cycle is not None)
+    return results
+
+
+def _first_complete_cycle(binary: Path, kubeconfig: Path, policy: dict[str, Any], workdir: Path,
+                          complete: Callable[[Cycle], bool]) -> Optional[list[UpstreamEviction]]:
+    finished = _run(binary, kubeconfig, policy, workdir, lambda done: bool(done) and complete(done[-1]),
+                    CYCLE_TIMEOUT * 2)
+    if any(cycle.evictions for cycle in finished[:-1]):
+        return None
+    return finished[-1].evictions
+
+
+def _run(binary: Path, kubeconfig: Path, policy: dict[str, Any], workdir: Path,
+         enough: Callable[[list[Cycle]], bool], timeout: float) -> list[Cycle]:
+    """Runs the descheduler in dry-run mode until `enough` of its finished cycles, or fails after `timeout` s."""
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.logparse import (
         CYCLE_TOTALS,
         DRY_RUN_EVICTION,
@@ -64,23 +118,26 @@ def dry_run_cycles(binary: Path, kubeconfig: Path, policy: dict[str, Any], workd
                f"--descheduling-interval={CYCLE_INTERVAL}", "--secure-port=0", "--disable-metrics", "--v=1",
                "--logging-format=text"]
     log = workdir / "descheduler.log"
-    finished: list[list[UpstreamEviction]] = []
-    current: list[UpstreamEviction] = []
-    deadline = time.monotonic() + CYCLE_TIMEOUT * (cycles + 1)
+    finished: list[Cycle] = []
+    current = Cycle()
+    deadline = time.monotonic() + timeout
     with log.open("w") as sink, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                                  text=True) as process:
         try:
             for line in process.stdout:
                 sink.write(line)
                 record = parse_klog_line(line)
+                if record is not None:
+                    current.records.append(record)
                 if record is not None and record.message == DRY_RUN_EVICTION:
                     namespace, _slash, name = record.values["pod"].partition("/")
-                    current.append(UpstreamEviction(namespace, name, record.values.get("strategy", ""),
-                                                    record.values.get("node", ""), record.values.get("profile", "")))
+                    current.evictions.append(UpstreamEviction(namespace, name, record.values.get("strategy", ""),
+                                                              record.values.get("node", ""),
+                                                              record.values.get("profile", "")))
                 elif record is not None and record.message == CYCLE_TOTALS:
                     finished.append(current)
-                    current = []
-                    if len(finished) > cycles:
+                    current = Cycle()
+                    if enough(finished):
                         break
                 if time.monotonic() > deadline:
                     break
@@ -90,7 +147,7 @@ def dry_run_cycles(binary: Path, kubeconfig: Path, policy: dict[str, Any], workd
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
-    if len(finished) <= cycles:
-        raise UpstreamError(f"the descheduler finished {len(finished)} cycles of {cycles + 1} (exit "
-                            f"{process.returncode}); its log: {log}\n{log.read_text()[-4000:]}")
-    return finished[1:]
+    if not finished or not enough(finished):
+        raise UpstreamError(f"the descheduler did not finish the cycles wanted in {timeout:.0f} s ({len(finished)} "
+                            f"finished, exit {process.returncode}); its log: {log}\n{log.read_text()[-4000:]}")
+    return finished

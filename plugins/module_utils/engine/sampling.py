@@ -23,10 +23,11 @@ default. A sampling ``Order`` draws, from a seeded generator, the order a fresh 
   order (``go_map_layout`` emulates it; its orders match Go 1.26's frequencies), iterated the same way;
 - the dry-run informers receive nodes and pods in API order (name, namespace/name), so the node list and a node's
   pods (terminal ones included) are iterated from maps filled in that order;
-- ``sort.Slice`` is deterministic given its input: insertion sort up to 12 elements, which keeps ties in input order
-  for a strict comparator and reverses them for one answering "less" on equal elements (the priority sort, the pods
-  of a topology domain); past 12, pdqsort's partitioning can bring any of the equal elements first, so they come
-  out in a random order (its own generator).
+- ``sort.Slice`` is deterministic given its input, so the order of equal elements follows from the map order that
+  listed them: insertion sort up to 12 elements, which keeps ties in input order for a strict comparator and
+  reverses them for one answering "less" on equal elements (the priority sort, the pods of a topology domain);
+  past 12, pdqsort (its pivots, partitions and its breakPatterns generator seeded with the length) moves them in
+  a way go_sort.py reproduces exactly, so sampled sorts run that port on the drawn input order.
 
 A sampling ``Order`` also draws (on its own generator, so the orders above stay as they were) whether this cycle's
 views lag: with a ``lag_window`` of W, a plugin's listings (and the node usage the utilization plugins count) still
@@ -49,6 +50,7 @@ import random
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.go_sort import sort_slice_by_key
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import (
     priority_sort_key,
     sort_by_priority,
@@ -60,7 +62,6 @@ DEFAULT_SEED = 0
 GO_MAP_GROUP_SLOTS = 8  # a Go map this small is one group (swiss table) or one bucket (before Go 1.24)
 GO_MAP_FIRST_TABLE = 16  # slots of the table a small map grows into
 GO_MAP_MAX_TABLE = 1024  # slots; past 7/8 of it Go splits the map into several tables (modelled as any order)
-GO_INSERTION_SORT_MAX = 12  # sort.Slice (pdqsort) insertion-sorts inputs up to this length
 LAGGING_SHARE = 0.5  # sampled cycles whose later plugins still list the pods evicted just before them
 # how many of the latest evictions those plugins still list; the last: every eviction of the cycle so far
 LAG_WINDOWS = (1, 2, 3, 4, 6, 8, 12, 10**9)
@@ -69,11 +70,8 @@ LAG_WINDOWS = (1, 2, 3, 4, 6, 8, 12, 10**9)
 class Order:
     """The order of one simulated cycle wherever upstream leaves it unspecified."""
 
-    def __init__(self, rng: Optional[random.Random] = None, lag_window: int = 0,
-                 ties_rng: Optional[random.Random] = None) -> None:
+    def __init__(self, rng: Optional[random.Random] = None, lag_window: int = 0) -> None:
         self._rng = rng
-        # pdqsort's order of equal elements past 12 (its own generator: the other draws stay as they were)
-        self._ties_rng = ties_rng if ties_rng is not None or rng is None else random.Random(0)
         # how many of the latest evictions a plugin's views still list when it starts (0: none)
         self.lag_window = lag_window
         # per listed sequence (a node's pods): its items in insertion order and their map layout, for the cycle
@@ -130,29 +128,20 @@ class Order:
     def sort(self, items: Iterable[T], key: Callable[[T], Any], tie_break: Optional[Callable[[T], Any]] = None,
              reverse: bool = False, ties_reversed: bool = False) -> list[T]:
         """sort.Slice by ``key`` over ``items`` in their current order. Deterministic: stable, ``tie_break`` orders
-        equal elements. Sampled: as Go sorts them; ``ties_reversed`` for comparators answering "less" on equals."""
-        listed = list(items)
+        equal elements. Sampled: the order Go's sort.Slice leaves them in (go_sort); ``ties_reversed`` for
+        comparators answering "less" on equal elements."""
         if self._rng is None:
             if tie_break is None:
-                return sorted(listed, key=key, reverse=reverse)
-            return sorted(listed, key=lambda item: (key(item), tie_break(item)), reverse=reverse)
-        if len(listed) > GO_INSERTION_SORT_MAX:
-            self._ties_rng.shuffle(listed)  # type: ignore[union-attr]
-        elif ties_reversed:
-            listed.reverse()  # Python's sorts keep ties in input order (reverse=True too): this reverses them
-        return sorted(listed, key=key, reverse=reverse)
+                return sorted(items, key=key, reverse=reverse)
+            return sorted(items, key=lambda item: (key(item), tie_break(item)), reverse=reverse)
+        return sort_slice_by_key(items, key, descending=reverse, equal_is_less=ties_reversed)
 
-    def priority_sort(self, pods: list[T], listed: Optional[int] = None) -> list[T]:
-        """SortPodsBasedOnPriorityLowToHigh: its comparator answers "less" for equal pods, so Go's insertion sort
-        reverses ties when the sorted list (``listed`` pods long, default ``len(pods)``) has at most 12 pods."""
+    def priority_sort(self, pods: list[T]) -> list[T]:
+        """SortPodsBasedOnPriorityLowToHigh over ``pods`` in their listed order. Its comparator answers "less" for
+        equal pods: up to 12 pods Go's insertion sort reverses their ties, past 12 pdqsort moves them (go_sort)."""
         if self._rng is None:
             return sort_by_priority(pods)  # type: ignore[arg-type]
-        size = len(pods) if listed is None else listed
-        if size <= GO_INSERTION_SORT_MAX:
-            return sorted(reversed(pods), key=priority_sort_key)  # type: ignore[arg-type]
-        shuffled = list(pods)
-        self._ties_rng.shuffle(shuffled)  # type: ignore[union-attr]
-        return sorted(shuffled, key=priority_sort_key)  # type: ignore[arg-type]
+        return sort_slice_by_key(pods, priority_sort_key, equal_is_less=True)  # type: ignore[arg-type]
 
     def _listing(self, items: Sequence[T], keep: Callable[[T], bool]) -> list[T]:
         if self._rng is None:
@@ -228,8 +217,7 @@ def order_for_sample(sample: int, seed: int) -> Order:
         return DETERMINISTIC
     lag = random.Random(f"descheduler.fleet/{seed}/{sample}/lag")
     window = lag.choice(LAG_WINDOWS) if lag.random() < LAGGING_SHARE else 0
-    return Order(random.Random(f"descheduler.fleet/{seed}/{sample}"), lag_window=window,
-                 ties_rng=random.Random(f"descheduler.fleet/{seed}/{sample}/ties"))
+    return Order(random.Random(f"descheduler.fleet/{seed}/{sample}"), lag_window=window)
 
 
 def check_sampling(samples: Any, seed: Any) -> tuple[int, int]:

@@ -79,7 +79,7 @@ def balance(handle: PluginHandle, args: dict[str, Any]) -> None:
     _included, excluded = ArgsReader(args, NAME, ARG_FIELDS).namespaces("evictableNamespaces", include_allowed=False)
     destination_taints = [i.node.taints for i in destinations]
     removable = _removable(handle, thresholds, ONLY_THRESHOLDING in (args.get("evictionModes") or []))
-    for info in nu.sort_by_usage(under, ascending=True):
+    for info in nu.sort_by_usage(under, ascending=True, order=handle.order):
         pods = [p for p in handle.pods_on_node(info.node.name) if removable(p)]
         if not pods:
             continue

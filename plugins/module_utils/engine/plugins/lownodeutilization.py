@@ -160,7 +160,7 @@ def balance(handle: PluginHandle, args: dict[str, Any]) -> None:
     _included, excluded = ArgsReader(args, NAME, ARG_FIELDS).namespaces("evictableNamespaces", include_allowed=False)
     node_limit = (args.get("evictionLimits") or {}).get("node")
     destination_taints = [i.node.taints for i in under]
-    for info in nu.sort_by_usage(over, ascending=False):
+    for info in nu.sort_by_usage(over, ascending=False, order=handle.order):
         removable = [p for p in handle.pods_on_node(info.node.name) if handle.filter(p)]
         if not removable:
             continue

@@ -17,6 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.n
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import tolerates_all
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.sampling import DETERMINISTIC, Order
 
 BASIC = ("cpu", "memory", "pods")
 METRIC_RESOURCE = "MetricResource"
@@ -96,12 +97,17 @@ def node_infos(handle: PluginHandle, resources: list[str], reader: Optional[Usag
     return infos
 
 
-def sort_by_usage(infos: list[NodeInfo], ascending: bool) -> list[NodeInfo]:
+def sort_by_usage(infos: list[NodeInfo], ascending: bool, order: Order = DETERMINISTIC) -> list[NodeInfo]:
     """Order by the raw usage sum (cpu millis + memory bytes + pod count...: memory dominates), as upstream.
 
-    Upstream's sort.Slice is unstable; a stable sort keeps ties in node-name order.
+    Upstream's sort.Slice (strict comparator) is unstable: a sampled order gives ties where Go's leaves them, the
+    deterministic one keeps them in node-name order.
     """
-    return sorted(infos, key=lambda i: sum(i.usage.values()), reverse=not ascending)
+    return order.sort(infos, key=_usage_sum, reverse=not ascending)
+
+
+def _usage_sum(info: NodeInfo) -> int:
+    return sum(info.usage.values())
 
 
 def evict_from_node(handle: PluginHandle, info: NodeInfo, pods: list[Pod], resources: list[str],

@@ -145,10 +145,13 @@ def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
                 by_node.setdefault(node.name, []).append(pod)
     partners = Partners(by_namespace, nodes)
     for node in handle.nodes:
-        # only pods owning a term can be evicted; a stable sort of just them keeps their relative order
+        # only pods owning a term can be evicted; upstream sorts the node's whole list, whose ties (sampled) move
+        # them; a stable sort of just them keeps their relative order
         listed = by_node.get(node.name, [])
-        owners = [p for p in listed if p.anti_affinity_terms]
-        if not _deschedule_node(handle, node, handle.order.priority_sort(owners, len(listed)), partners):
+        ordered = handle.order.priority_sort(listed if handle.order.shuffled else
+                                             [p for p in listed if p.anti_affinity_terms])
+        owners = [p for p in ordered if p.anti_affinity_terms]
+        if not _deschedule_node(handle, node, owners, partners):
             return
 
 
