@@ -364,18 +364,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args import UPSTREAM_ARG_SPEC, VOLCANO_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args import OPERATOR_ARG_SPEC
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.operator import run_operator
 
-ARGUMENT_SPEC = argument_spec(
-    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC,
-    flavor=dict(type="str", choices=["olm", "upstream", "volcano"], default="olm"),
-    state=dict(type="str", choices=["present", "absent"], default="present"),
-    remove_crd=dict(type="bool", default=False),
-    upstream=dict(type="dict", options=UPSTREAM_ARG_SPEC, apply_defaults=True),
-    volcano=dict(type="dict", options=VOLCANO_ARG_SPEC, apply_defaults=True),
-    volcano_scheduler_config=dict(type="raw", aliases=["scheduler_config"]),
-)
+ARGUMENT_SPEC = argument_spec(CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC, **OPERATOR_ARG_SPEC)
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: rollout
-short_description: Roll a KubeDescheduler spec or a secondary scheduler configuration across clusters by decision groups
+short_description: Roll a descheduler change (spec, secondary scheduler, install) across clusters by decision groups
 version_added: 0.2.0
 description:
   - Runs once, on the controller, for a whole fleet (the C(tune) role calls it with C(run_once) when
@@ -20,6 +20,18 @@ description:
     C(secondary_scheduler.json) of the record, in C(openshift-secondary-scheduler-operator)). The operand gate is
     the C(secondary-scheduler) Deployment rolled out and no C(*Degraded) condition on the CR. A cluster with no
     SecondaryScheduler before gets the CR and the ConfigMap the rollout wrote removed on rollback, never the operator."
+  - "With O(kind=operator) (the C(install) and C(uninstall) roles call it so) it installs, upgrades or removes the
+    descheduler on each cluster instead, as M(descheduler.fleet.operator) does for one (O(clusters[].operator)).
+    What is recorded (key C(operator.json) of the record, in C(kube-system)) is every object that module manages for
+    the cluster's flavor as the cluster had it - olm, the KubeDescheduler CRD, the operator namespace, its
+    OperatorGroups, the Subscription, the package's CSVs (by name) and the C(cluster) KubeDescheduler; upstream and
+    volcano, the namespace, ServiceAccount, ClusterRole and binding, policy ConfigMap and Deployment (and CronJob).
+    A rollback deletes what exists now and was not recorded (what the rollout created), puts each recorded object
+    back (a missing Subscription through the module's install, so OLM installs the recorded CSV again) and waits for
+    the operand gate. The operand gate is, for olm, the Subscription's CSV C(Succeeded), the operator Deployment
+    rolled out, and the KubeDescheduler's operand when there is one; for upstream and volcano, the descheduler
+    Deployment rolled out. OLM never downgrades: a rollback of an upgrade that leaves the new CSV installed fails,
+    saying how to go back by hand."
   - "Decision groups: a cluster's group is its O(clusters[].group), else the first group of O(mandatory_groups) then
     O(groups) whose O(inventory_groups) entry holds it. Mandatory groups go first and tolerate no failure; then the
     other named groups in order; then groups only O(clusters[].group) names (sorted); then the clusters of no group,
@@ -51,10 +63,11 @@ attributes:
 options:
   kind:
     description:
-      - What is rolled out - C(kubedescheduler), the C(cluster) KubeDescheduler's spec (O(clusters[].spec)); or
-        C(secondary_scheduler), the secondary scheduler's configuration (O(clusters[].secondary_scheduler)).
+      - What is rolled out - C(kubedescheduler), the C(cluster) KubeDescheduler's spec (O(clusters[].spec));
+        C(secondary_scheduler), the secondary scheduler's configuration (O(clusters[].secondary_scheduler)); or
+        C(operator), the descheduler installed, upgraded or removed (O(clusters[].operator)).
     type: str
-    choices: [kubedescheduler, secondary_scheduler]
+    choices: [kubedescheduler, secondary_scheduler, operator]
     default: kubedescheduler
   clusters:
     description: The clusters of the fleet, in inventory order.
@@ -113,6 +126,14 @@ options:
             C(install_plan_approval)), with that module's defaults. Its C(state) overrides O(clusters[].state).
           - Checked on every cluster (unknown options, the configuration) before any cluster is changed.
         type: dict
+      operator:
+        description:
+          - With O(kind=operator), the cluster's M(descheduler.fleet.operator) options (C(state), C(flavor),
+            C(remove_crd), C(upstream), C(volcano), C(volcano_scheduler_config), C(channel), C(source),
+            C(source_namespace), C(starting_csv), C(install_plan_approval)), with that module's defaults. Its
+            C(state) overrides O(clusters[].state).
+          - Checked on every cluster (unknown options and values) before any cluster is changed.
+        type: dict
       blocked:
         description:
           - Why the cluster may not take part (it failed its checks before the rollout). It counts as a failure of its
@@ -165,7 +186,9 @@ options:
     default: {}
     suboptions:
       operand:
-        description: The descheduler rolled out (not scaled to 0) and no Degraded condition on the KubeDescheduler.
+        description:
+          - The descheduler rolled out (not scaled to 0) and no Degraded condition on the KubeDescheduler (for
+            O(kind=secondary_scheduler) and O(kind=operator), their own operand gate, as the description says).
         type: bool
         default: true
       workloads:
@@ -190,8 +213,10 @@ options:
             stay within what the cluster's plan predicted - no pod the plan never evicts (planned, or seen in one of
             its sampled cycles, with O(descheduler.fleet.plan#module:samples) > 1), no completed cycle evicting
             more than the plan's most per cycle. The comparison is the one of M(descheduler.fleet.predictive_gate).
-          - Each plan file is read, and must name this cluster (the plan's C(cluster)), before anything is changed;
-            the cluster identity it records must be the one reached, checked before the change is applied to it.
+          - Each plan file is read, must be keyed by a cluster of O(clusters) and must name it (the plan's
+            C(cluster)), before anything is changed; the cluster identity it records must be the one reached,
+            checked on every planned cluster before the first group changes (a wrong plan fails the whole rollout,
+            nothing changed) and again before the change is applied to it.
         type: dict
         default: {}
         suboptions:
@@ -235,6 +260,7 @@ notes:
 seealso:
   - module: descheduler.fleet.kubedescheduler
   - module: descheduler.fleet.secondary_scheduler
+  - module: descheduler.fleet.operator
 """
 
 EXAMPLES = r"""
@@ -277,6 +303,20 @@ EXAMPLES = r"""
     clusters_per_group: 1
     min_success_time: 5m
   run_once: true
+
+- name: Install the descheduler through OLM, canary first; a cluster whose workloads suffer goes back to not installed
+  descheduler.fleet.rollout:
+    kind: operator
+    clusters:
+      - name: canary-1
+        connection: {kubeconfig: ~/.kube/canary-1}
+        operator: {flavor: olm, channel: stable}
+      - name: prod-1
+        connection: {kubeconfig: ~/.kube/prod-1}
+        operator: {flavor: olm, channel: stable}
+    clusters_per_group: 1
+    min_success_time: 5m
+  run_once: true
 """
 
 RETURN = r"""
@@ -300,7 +340,8 @@ clusters:
     - By cluster name - C(group), C(status) (succeeded, failed, rolled_back, rollback_failed, not_started),
       C(changed), C(changes), C(error), C(breaches), C(last_good) (C(present), C(spec) - what was recorded before the
       change; with O(kind=secondary_scheduler) C(spec) holds C(scheduler_config), C(config_map_name), C(scheduler_image)
-      and C(log_level)), C(rollback) (C(ok), C(changed), C(msg) or C(error)), C(seconds), C(msg).
+      and C(log_level); with O(kind=operator) C(flavor), C(objects) and C(installed_csv)), C(rollback) (C(ok),
+      C(changed), C(msg) or C(error)), C(seconds), C(msg).
   returned: always
   type: dict
 summary:
@@ -334,6 +375,7 @@ CLUSTER_SPEC = dict(
     state=dict(type="str", choices=["present", "absent"], default="present"),
     spec=dict(type="dict"),
     secondary_scheduler=dict(type="dict"),
+    operator=dict(type="dict"),
     blocked=dict(type="str"),
 )
 GATES_SPEC = dict(
@@ -348,7 +390,7 @@ GATES_SPEC = dict(
     )),
 )
 ARGUMENT_SPEC = dict(
-    kind=dict(type="str", choices=["kubedescheduler", "secondary_scheduler"], default="kubedescheduler"),
+    kind=dict(type="str", choices=["kubedescheduler", "secondary_scheduler", "operator"], default="kubedescheduler"),
     clusters=dict(type="list", elements="dict", options=CLUSTER_SPEC, required=True),
     groups=dict(type="list", elements="str", default=[]),
     mandatory_groups=dict(type="list", elements="str", default=[]),

@@ -112,11 +112,23 @@ def test_an_eviction_the_plan_never_predicts_rolls_back_to_absent_and_halts(
 
 def test_a_plan_of_another_cluster_fails_before_anything_changes(
         kube: Any, operator: DeschedulerOperator, tmp_path: Path) -> None:
-    other = write_plan(tmp_path, kube, uid="00000000-0000-0000-0000-000000000000")
-    process, result = roll_out(kube, tmp_path, gates={"expected_evictions": {"plans": {"c1": other}}})
+    # two clusters of one group each (both this control plane): c2's plan, made elsewhere, is refused before c1's
+    # group, the first, changes anything
+    clusters = [{"name": name, "connection": connection(kube), "spec": SPEC} for name in ("c1", "c2")]
+    other = write_plan(tmp_path, kube, cluster="c2", uid="00000000-0000-0000-0000-000000000000")
+    process, result = roll_out(kube, tmp_path, clusters=clusters, clusters_per_group=1,
+                               gates={"expected_evictions": {"plans": {"c2": other}}})
     assert result.get("failed") is True, result
-    assert "gates.expected_evictions.plans.c1 was made on another cluster" in result["clusters"]["c1"]["error"]
-    assert get_kd(kube) is None
+    assert result["field"] == "gates.expected_evictions.plans.c2", result
+    assert "gates.expected_evictions.plans.c2 was made on another cluster" in result["msg"], result
+    assert get_kd(kube) is None and record(kube) is None
+    # a plan keyed by no cluster of the rollout: refused too, naming it, before any cluster is reached
+    unknown = write_plan(tmp_path, kube, cluster="c3")
+    process, result = roll_out(kube, tmp_path, clusters=clusters, clusters_per_group=1,
+                               gates={"expected_evictions": {"plans": {"c3": unknown}}})
+    assert result.get("failed") is True and result["field"] == "gates.expected_evictions.plans.c3", result
+    assert "'c3' is not a cluster of this rollout (its clusters: c1, c2)" in result["msg"], result
+    assert get_kd(kube) is None and record(kube) is None
 
     named_other = write_plan(tmp_path, kube, cluster="c2")
     process, result = roll_out(kube, tmp_path, gates={"expected_evictions": {"plans": {"c1": named_other}}})

@@ -1,7 +1,9 @@
 """The operator module's flavor options (``upstream``, ``volcano``) as plain data (no Ansible import).
 
 Each default is written here once: the module's argument spec is meant to use these specs, and the runner fills the
-suboptions of an omitted option from the same defaults (``defaults``).
+suboptions of an omitted option from the same defaults (``defaults``). ``OPERATOR_ARG_SPEC`` is the module's own
+options (connection, identity, OLM and wait options come from cluster/args): the rollout's check of a cluster's
+``operator`` options derives its names and defaults from it too.
 """
 
 from __future__ import annotations
@@ -52,6 +54,16 @@ VOLCANO_ARG_SPEC: dict[str, dict[str, Any]] = {
     "policy": {"type": "dict"},
     "log_level": {"type": "int", "default": 3},
     "extra_args": {"type": "list", "elements": "str", "default": []},
+}
+
+
+OPERATOR_ARG_SPEC: dict[str, dict[str, Any]] = {
+    "flavor": {"type": "str", "choices": ["olm", "upstream", "volcano"], "default": "olm"},
+    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+    "remove_crd": {"type": "bool", "default": False},
+    "upstream": {"type": "dict", "options": UPSTREAM_ARG_SPEC, "apply_defaults": True},
+    "volcano": {"type": "dict", "options": VOLCANO_ARG_SPEC, "apply_defaults": True},
+    "volcano_scheduler_config": {"type": "raw", "aliases": ["scheduler_config"]},
 }
 
 

@@ -74,10 +74,7 @@ def remove_subscription_and_csvs(session: ClusterSession) -> list[str]:
                        subscription)
     else:
         session.record("subscription", f"Subscription {OPERATOR_NAMESPACE}/*", "none", False, "already absent")
-    for csv in session.list("ClusterServiceVersion", OPERATOR_NAMESPACE):
-        labels = csv["metadata"].get("labels") or {}
-        if OLM_OWNER_LABEL in labels or csv["metadata"]["name"].startswith(CSV_PREFIX):
-            names.append(csv["metadata"]["name"])
+    names += package_csvs(session)
     unique = list(dict.fromkeys(names))
     for name in unique:
         session.delete("csv", Ref("ClusterServiceVersion", name, OPERATOR_NAMESPACE))
@@ -85,6 +82,13 @@ def remove_subscription_and_csvs(session: ClusterSession) -> list[str]:
         session.record("csv", f"ClusterServiceVersion {OPERATOR_NAMESPACE}/{CSV_PREFIX}*", "none", False,
                        "already absent")
     return unique
+
+
+def package_csvs(session: ClusterSession) -> list[str]:
+    """The names of the package's CSVs in the operator namespace: those OLM labelled, and those named like it."""
+    return [csv["metadata"]["name"] for csv in session.list("ClusterServiceVersion", OPERATOR_NAMESPACE)
+            if OLM_OWNER_LABEL in (csv["metadata"].get("labels") or {})
+            or csv["metadata"]["name"].startswith(CSV_PREFIX)]
 
 
 def remove_operator_groups(session: ClusterSession) -> None:

@@ -10,7 +10,9 @@ records the new configuration as the last good one, and the next group starts. E
 
 What a change is (read the current configuration, apply the new one and wait, restore an old one) comes from a
 ``Change`` (runner/rollout.py has the KubeDescheduler's, runner/rollout_secondary_scheduler.py the secondary
-scheduler's); the connections from ``connect``.
+scheduler's, runner/rollout_operator.py the operator's); the connections from ``connect``. Before the first group,
+the expected evictions gate's plans are checked against the rollout's clusters: each keyed by one of them, and made
+on the cluster each reachable one is.
 """
 
 from __future__ import annotations
@@ -18,12 +20,20 @@ from __future__ import annotations
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any, Callable, Optional, Protocol
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
-from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
+    connect_to_intended_cluster,
+    read_cluster_identity,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Clock, Sleeper, Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.expected_evictions import (
+    check_plan_identity,
+    check_plans_name_clusters,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.gates import ClusterGates
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.groups import DecisionGroup
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.options import RolloutOptions
@@ -56,8 +66,8 @@ class Change(Protocol):
     namespace: str  # where the last-good record lives
     record_key: str  # its key in the record
 
-    def current(self, api_client: Any) -> Optional[dict]:
-        """The configuration the cluster runs now; None when there is none."""
+    def current(self, api_client: Any, target: Target) -> Optional[dict]:
+        """The configuration the cluster (``target``) runs now; None when there is none."""
 
     def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
         """Make the change and wait (at most ``timeout`` seconds) until the cluster runs it: ``changed``,
@@ -66,8 +76,8 @@ class Change(Protocol):
     def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
         """Put ``last_good`` back (None: remove what the rollout created) and wait for it: ``changed``, ``msg``."""
 
-    def operand_breaches(self, api_client: Any) -> list[str]:
-        """What is wrong with what was changed (the operand gate): empty when it runs as it should."""
+    def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
+        """What is wrong with what was changed on ``target`` (the operand gate): empty when it runs as it should."""
 
 
 @dataclass
@@ -104,7 +114,8 @@ class Rollout:
         self.options, self.groups, self.targets, self.change = options, groups, targets, change
         self.check_mode, self.connect, self.clock, self.sleeper = check_mode, connect, clock, sleeper
         self.outcomes = {name: Outcome(name, group.name) for group in groups for name in group.clusters}
-        self.gates = {name: ClusterGates(options.gates, change.operand_breaches, cluster=name)
+        self.gates = {name: ClusterGates(options.gates, partial(change.operand_breaches, target=targets[name]),
+                                         cluster=name)
                       for name in self.outcomes}
         self.group_reports: list[dict[str, Any]] = []
         self.halt_reason: Optional[str] = None
@@ -120,7 +131,7 @@ class Rollout:
         try:
             api_client = self.connect(target.params)
             try:
-                before = self.change.current(api_client)
+                before = self.change.current(api_client, target)
                 outcome.last_good = record_value(before)
                 if not self.check_mode:
                     self.gates[name].take_baseline(api_client)
@@ -163,7 +174,7 @@ class Rollout:
             result = self.change.restore(target, last_good, self.options.progress_deadline)
             api_client = self.connect(target.params)
             try:
-                after = self.change.operand_breaches(api_client) if self.options.gates.operand else []
+                after = self.change.operand_breaches(api_client, target) if self.options.gates.operand else []
             finally:
                 api_client.close()
         except FleetError as error:
@@ -237,7 +248,8 @@ class Rollout:
             api_client = self.connect(self.targets[name].params)
             try:
                 write_record(api_client, self.change.namespace, self.change.record_key,
-                             self.change.current(api_client), run_id=self.options.run_id, state=VERIFIED)
+                             self.change.current(api_client, self.targets[name]), run_id=self.options.run_id,
+                             state=VERIFIED)
             finally:
                 api_client.close()
 
@@ -275,7 +287,28 @@ class Rollout:
 
     # ---- the fleet ------------------------------------------------------------------------------------------------
 
+    def _check_plans(self) -> None:
+        """Before the first group: every plan is keyed by a cluster of the rollout and made on the cluster it is
+        keyed by (each reachable one; an unreachable cluster fails in its group, its plan checked again if it is
+        reached then). A wrong plan fails the whole rollout here, with nothing changed."""
+        gate = self.options.gates.expected_evictions
+        check_plans_name_clusters(gate, self.targets)
+        for name, plan in gate.plans.items():
+            target = self.targets[name]
+            if target.blocked:
+                continue
+            try:
+                api_client = self.connect(target.params)
+                try:
+                    reached = read_cluster_identity(api_client)
+                finally:
+                    api_client.close()
+            except FleetError:
+                continue
+            check_plan_identity(plan, reached, name)
+
     def run(self) -> dict[str, Any]:
+        self._check_plans()
         for group in self.groups:
             if self.halt_reason is not None:
                 self.group_reports.append({"name": group.name, "clusters": list(group.clusters),

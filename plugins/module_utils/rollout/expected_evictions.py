@@ -3,9 +3,10 @@ that cluster predicted - no pod the plan never evicts (planned, or seen in one o
 total above the plan's range beyond ``count_tolerance``.
 
 The comparison is the Predictive->Automatic promotion's (promotion/gate.py), run on the log of a soak in progress.
-Each plan is read, and checked to be the named cluster's, before anything is changed: a plan names its cluster
-(``cluster``, from the plan module's ``cluster_name``) and records its identity (the kube-system UID), which is
-compared with the cluster reached before the change is applied to it.
+Each plan is read, and checked to be the named cluster's, before anything is changed: it must be keyed by a cluster of
+the rollout, a plan names its cluster (``cluster``, from the plan module's ``cluster_name``) and records its identity
+(the kube-system UID), which is compared with every planned cluster reachable before the first group changes (and
+again before the change is applied to it).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
+    ClusterIdentity,
+    ClusterIdentityError,
     check_same_cluster,
     read_cluster_identity,
 )
@@ -77,10 +80,30 @@ def expected_evictions(option: Optional[Mapping[str, Any]]) -> ExpectedEvictions
     )
 
 
+def check_plans_name_clusters(gate: ExpectedEvictions, clusters: Iterable[str]) -> None:
+    """Raise when a plan is keyed by a name that is no cluster of the rollout (its gate would silently never run)."""
+    known = list(clusters)
+    for name in gate.plans:
+        if name not in known:
+            where = f"{FIELD}.plans.{name}"
+            raise RolloutError(f"{where}: {name!r} is not a cluster of this rollout (its clusters: "
+                               f"{', '.join(known) or 'none'}); key each plan by the name of the cluster it was made "
+                               "on (its inventory host), or drop it; nothing was changed", where, name)
+
+
+def check_plan_identity(plan: Mapping[str, Any], reached: ClusterIdentity, cluster: str) -> None:
+    """Raise when the plan recorded another cluster's identity than ``reached`` (the cluster named ``cluster``)."""
+    where = f"{FIELD}.plans.{cluster}"
+    try:
+        check_same_cluster(plan.get("cluster_identity"), reached, where,
+                           f"Give {where} the plan made on this cluster.")
+    except ClusterIdentityError as error:
+        raise RolloutError(error.user_message(), where, (plan.get("cluster_identity") or {}).get("uid")) from error
+
+
 def check_plan_cluster(api_client: Any, plan: Mapping[str, Any], cluster: str) -> None:
-    """Raise (ClusterIdentityError) when the plan recorded another cluster's identity than the one reached."""
-    check_same_cluster(plan.get("cluster_identity"), read_cluster_identity(api_client), f"{FIELD}.plans.{cluster}",
-                       f"Give {FIELD}.plans.{cluster} the plan made on this cluster.")
+    """Read the identity of the cluster reached and check the plan against it (``check_plan_identity``)."""
+    check_plan_identity(plan, read_cluster_identity(api_client), cluster)
 
 
 def log_since(now: Optional[datetime] = None) -> str:

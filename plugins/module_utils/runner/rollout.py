@@ -5,7 +5,7 @@ rollout/controller.py drives the groups, calling back into the ``Change`` of the
 read what it runs (the last good configuration), apply the new one with the runner of its module and wait for the
 operator to roll it out, or put the old one back. ``kubedescheduler``: this file's ``KubeDeschedulerChange`` (the
 ``cluster`` KubeDescheduler's spec); ``secondary_scheduler``: runner/rollout_secondary_scheduler.py (the scheduler's
-configuration).
+configuration); ``operator``: runner/rollout_operator.py (the descheduler installed, upgraded or removed).
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.options 
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.kubedescheduler import (
     read_kubedescheduler,
     run_kubedescheduler,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout_operator import (
+    OperatorChange,
+    operator_options,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout_secondary_scheduler import (
     SecondarySchedulerChange,
@@ -42,7 +46,7 @@ class KubeDeschedulerChange:
                            "fail_on_warnings": bool(params.get("fail_on_warnings"))}
         self.wait_sleep = float(params.get("wait_sleep") or 5)
 
-    def current(self, api_client: Any) -> Optional[dict]:
+    def current(self, api_client: Any, target: Target) -> Optional[dict]:
         existing = read_kubedescheduler(api_client)
         return comparable(existing.get("spec") or {}) if existing is not None else None
 
@@ -69,36 +73,49 @@ class KubeDeschedulerChange:
             options = {"state": "present", "spec": last_good, "field_validation": "Ignore", "fail_on_warnings": False}
         return self._run(target, options, timeout, check_mode=False)
 
-    def operand_breaches(self, api_client: Any) -> list[str]:
+    def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
         """The operand gate: the descheduler rolled out and no Degraded condition (rollout/gates.py)."""
         return operand_breaches(api_client)
 
 
-KUBEDESCHEDULER, SECONDARY_SCHEDULER = "kubedescheduler", "secondary_scheduler"
+KUBEDESCHEDULER, SECONDARY_SCHEDULER, OPERATOR = "kubedescheduler", "secondary_scheduler", "operator"
+KIND_OPTIONS = {SECONDARY_SCHEDULER: "secondary_scheduler", OPERATOR: "operator"}  # each kind's clusters[] option
+
+
+def _refuse_other_kinds_options(kind: str, cluster: Mapping[str, Any], index: int) -> None:
+    """The options of another kind than the rollout's are a mistake (they would be ignored)."""
+    for other, option in KIND_OPTIONS.items():
+        if other != kind and cluster.get(option) is not None:
+            own = KIND_OPTIONS.get(kind, "spec")
+            raise RolloutError(f"clusters[{index}].{option}: only for kind {other} (kind is {kind}); give this "
+                               f"kind's options as clusters[].{own}", f"clusters[{index}].{option}",
+                               cluster.get(option))
 
 
 def _desired(kind: str, cluster: Mapping[str, Any], index: int) -> dict[str, Any]:
     """The change's input for one cluster, checked before any cluster is touched."""
+    _refuse_other_kinds_options(kind, cluster, index)
+    if kind != KUBEDESCHEDULER and cluster.get("spec") is not None:
+        raise RolloutError(f"clusters[{index}].spec: a KubeDescheduler spec, but kind is {kind}; give the "
+                           f"{kind} options as clusters[].{KIND_OPTIONS[kind]}", f"clusters[{index}].spec",
+                           cluster.get("spec"))
+    if kind == OPERATOR:
+        given = {"state": cluster.get("state"), **(cluster.get("operator") or {})}
+        return operator_options(given, f"clusters[{index}].operator")
     if kind == SECONDARY_SCHEDULER:
-        if cluster.get("spec") is not None:
-            raise RolloutError(f"clusters[{index}].spec: a KubeDescheduler spec, but kind is secondary_scheduler; "
-                               "give the scheduler's options as clusters[].secondary_scheduler",
-                               f"clusters[{index}].spec", cluster.get("spec"))
         given = {"state": cluster.get("state"), **(cluster.get("secondary_scheduler") or {})}
         return scheduler_options(given, f"clusters[{index}].secondary_scheduler")
-    if cluster.get("secondary_scheduler") is not None:
-        raise RolloutError(f"clusters[{index}].secondary_scheduler: only for kind secondary_scheduler (kind is "
-                           f"{kind}); give the KubeDescheduler spec as clusters[].spec",
-                           f"clusters[{index}].secondary_scheduler", cluster.get("secondary_scheduler"))
     return {"state": cluster.get("state") or "present", "spec": cluster.get("spec")}
 
 
 def _change(kind: str, params: Mapping[str, Any]) -> Any:
     if kind == SECONDARY_SCHEDULER:
         return SecondarySchedulerChange(params)
+    if kind == OPERATOR:
+        return OperatorChange(params)
     if kind == KUBEDESCHEDULER:
         return KubeDeschedulerChange(params)
-    raise RolloutError(f"kind: {kind!r} is not kubedescheduler or secondary_scheduler", "kind", kind)
+    raise RolloutError(f"kind: {kind!r} is not kubedescheduler, secondary_scheduler or operator", "kind", kind)
 
 
 def _targets(clusters: list[Mapping[str, Any]], kind: str = KUBEDESCHEDULER) -> dict[str, Target]:

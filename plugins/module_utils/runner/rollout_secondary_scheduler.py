@@ -95,7 +95,7 @@ class SecondarySchedulerChange:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.wait_sleep = float(params.get("wait_sleep") or 5)
 
-    def current(self, api_client: Any) -> Optional[dict]:
+    def current(self, api_client: Any, target: Target) -> Optional[dict]:
         """``scheduler_config`` (parsed), ``config_map_name``, ``scheduler_image``, ``log_level``; None without a CR."""
         cr = get_raw(api_client, resource_path(CR_API_VERSION, "secondaryschedulers", NAMESPACE, CR_NAME))
         if cr is None:
@@ -192,7 +192,7 @@ class SecondarySchedulerChange:
         finally:
             api_client.close()
 
-    def operand_breaches(self, api_client: Any) -> list[str]:
+    def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
         """The operand gate: the scheduler Deployment rolled out and no Degraded condition on the CR (nothing to check
         without a CR: a rollout that removes it wants exactly that)."""
         cr = get_raw(api_client, resource_path(CR_API_VERSION, "secondaryschedulers", NAMESPACE, CR_NAME))

@@ -129,7 +129,7 @@ class RecordingChange:
         self.running = self.most_running = 0
         self.lock = threading.Lock()
 
-    def current(self, api_client: Any) -> Optional[dict]:
+    def current(self, api_client: Any, target: Target) -> Optional[dict]:
         return {"mode": "Predictive"}
 
     def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
@@ -150,7 +150,7 @@ class RecordingChange:
     def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
         raise AssertionError("no rollback in check mode")
 
-    def operand_breaches(self, api_client: Any) -> list[str]:
+    def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
         raise AssertionError("no gate in check mode")
 
 

@@ -1,0 +1,318 @@
+"""The rollout's ``Change`` for the descheduler's own lifecycle (rollout module ``kind: operator``): installing,
+upgrading or removing it on each cluster as the operator module does for one (its runner, runner/operator.py), with
+each cluster's options in ``clusters[].operator`` (the module's own options and defaults, operator/args.py).
+
+What is recorded before the change is every object the operator module manages for the cluster's flavor, as the
+cluster had it (None: none of them was there):
+- olm: the KubeDescheduler CRD, the operator namespace, its OperatorGroups, the Subscription to the package, the
+  package's CSVs (by name only: OLM makes them) and the ``cluster`` KubeDescheduler;
+- upstream and volcano: their namespace, ServiceAccount, ClusterRole and binding, policy ConfigMap and Deployment (and
+  the upstream CronJob).
+A restore deletes what exists now and was not recorded (what the rollout created, never anything else), waits until
+it is gone, writes each recorded object back as it was (a missing Subscription through the operator module's install,
+so that OLM installs the recorded CSV again) and waits until the operand gate passes. OLM never downgrades an
+operator: after an upgrade the Subscription is put back, and a CSV other than the recorded one still installed is a
+failed rollback, to be handled by hand.
+
+The record lives in ``kube-system`` (key ``operator.json``): removing the operator removes its namespace.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import partial
+from typing import Any, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import OLM_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter, deployment_readiness
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args import (
+    OPERATOR_ARG_SPEC,
+    UPSTREAM_ARG_SPEC,
+    VOLCANO_ARG_SPEC,
+    defaults,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import WaitTimeout
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
+    KUBEDESCHEDULER_CRD,
+    KUBEDESCHEDULER_NAME,
+    OPERATOR_DEPLOYMENT,
+    OPERATOR_NAMESPACE,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import find_subscription
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.uninstall import package_csvs
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_gone
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.controller import Target
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.gates import operand_breaches
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.operator import run_operator
+
+OPERATOR_RECORD_KEY = "operator.json"
+RECORD_NAMESPACE = "kube-system"  # never removed: the operator's own namespace goes with an uninstall
+MODULE_SPEC: dict[str, dict[str, Any]] = {**OPERATOR_ARG_SPEC, **OLM_ARG_SPEC}
+# A cluster's ``operator`` options: the operator module's, with its defaults.
+OPTION_DEFAULTS: dict[str, Any] = {name: spec.get("default") for name, spec in MODULE_SPEC.items()}
+FLAVOR_SPECS = {"upstream": UPSTREAM_ARG_SPEC, "volcano": VOLCANO_ARG_SPEC}
+# Metadata the server or a controller keeps: never written back by a restore.
+SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
+STEP = "rollback"
+
+
+def operator_options(given: Optional[Mapping[str, Any]], field: str) -> dict[str, Any]:
+    """A cluster's options with the module's defaults; an unknown option or value is an error naming it, raised
+    before any cluster is touched."""
+    given = {key: value for key, value in (given or {}).items() if value is not None}
+    for key in given:
+        if key not in OPTION_DEFAULTS:
+            raise RolloutError(f"{field}.{key}: unknown option; use one of the operator module's: "
+                               f"{', '.join(OPTION_DEFAULTS)}", f"{field}.{key}", given[key])
+    for flavor, spec in FLAVOR_SPECS.items():
+        for key in given.get(flavor) or {}:
+            if key not in spec:
+                raise RolloutError(f"{field}.{flavor}.{key}: unknown option; use {', '.join(spec)}",
+                                   f"{field}.{flavor}.{key}", given[flavor][key])
+    options = {**OPTION_DEFAULTS, **given}
+    for name, spec in MODULE_SPEC.items():
+        if "choices" in spec and options[name] not in spec["choices"]:
+            raise RolloutError(f"{field}.{name}: {options[name]!r} is not one of {', '.join(spec['choices'])}",
+                               f"{field}.{name}", options[name])
+    return options
+
+
+def _flavor_options(desired: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``upstream`` or ``volcano`` suboptions with their defaults (as the operator runner fills them)."""
+    flavor = desired["flavor"]
+    given = {key: value for key, value in (desired.get(flavor) or {}).items() if value is not None}
+    return {**defaults(FLAVOR_SPECS[flavor]), **given}
+
+
+def managed_refs(session: ClusterSession, desired: Mapping[str, Any]) -> list[Ref]:
+    """The objects the operator module manages for the cluster's flavor that may exist, in the order they are
+    created (a restore deletes in the reverse order)."""
+    if desired["flavor"] == "olm":
+        subscription = find_subscription(session)
+        return ([Ref("CustomResourceDefinition", KUBEDESCHEDULER_CRD), Ref("Namespace", OPERATOR_NAMESPACE)]
+                + [Ref("OperatorGroup", group["metadata"]["name"], OPERATOR_NAMESPACE)
+                   for group in session.list("OperatorGroup", OPERATOR_NAMESPACE)]
+                + ([Ref("Subscription", subscription["metadata"]["name"], OPERATOR_NAMESPACE)] if subscription else [])
+                + [Ref("ClusterServiceVersion", name, OPERATOR_NAMESPACE) for name in package_csvs(session)]
+                + [Ref("KubeDescheduler", KUBEDESCHEDULER_NAME, OPERATOR_NAMESPACE)])
+    options = _flavor_options(desired)
+    name, namespace = options["name"], options["namespace"]
+    workloads = [Ref("Deployment", name, namespace)]
+    if desired["flavor"] == "upstream":
+        workloads.append(Ref("CronJob", name, namespace))
+    return [Ref("Namespace", namespace), Ref("ServiceAccount", name, namespace), Ref("ClusterRole", name),
+            Ref("ClusterRoleBinding", name), Ref("ConfigMap", name, namespace), *workloads]
+
+
+def restorable(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What a restore writes back: the object without its status and the server's metadata."""
+    metadata = obj.get("metadata") or {}
+    kept: dict[str, Any] = {"name": metadata.get("name")}
+    if metadata.get("labels"):
+        kept["labels"] = dict(metadata["labels"])
+    annotations = {key: value for key, value in (metadata.get("annotations") or {}).items()
+                   if key not in SERVER_ANNOTATIONS}
+    if annotations:
+        kept["annotations"] = annotations
+    body = {key: copy.deepcopy(value) for key, value in obj.items() if key not in ("metadata", "status")}
+    return {**body, "metadata": kept}
+
+
+def _key(kind: str, name: str, namespace: Optional[str]) -> str:
+    return str(Ref(kind, name, namespace))
+
+
+def _ref(entry: Mapping[str, Any]) -> Ref:
+    return Ref(entry["kind"], entry["name"], entry.get("namespace"))
+
+
+def _with_removals(recorded: Mapping[str, Any], now: Any, kept: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``recorded`` with None for each key ``now`` has beyond it (but ``kept``): a merge patch removes them."""
+    if not isinstance(now, dict):
+        return dict(recorded)
+    return {**{key: None for key in now if key not in recorded and key not in kept}, **recorded}
+
+
+def _without_added_keys(body: dict[str, Any], existing: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` with None for each key of its sections (``spec``, ``data``, labels, annotations) the object gained
+    since: a merge patch then takes them away too (a label the install added to a namespace that was there)."""
+    wanted = dict(body)
+    for section, value in body.items():
+        if section != "metadata" and isinstance(value, dict):
+            wanted[section] = _with_removals(value, existing.get(section))
+    metadata, now = dict(body.get("metadata") or {}), existing.get("metadata") or {}
+    metadata["labels"] = _with_removals(metadata.get("labels") or {}, now.get("labels"))
+    metadata["annotations"] = _with_removals(metadata.get("annotations") or {}, now.get("annotations"),
+                                             SERVER_ANNOTATIONS)
+    wanted["metadata"] = {key: value for key, value in metadata.items() if value != {}}
+    return wanted
+
+
+class OperatorChange:
+    """The descheduler installed, upgraded or removed through the operator module's runner."""
+
+    namespace = RECORD_NAMESPACE
+    record_key = OPERATOR_RECORD_KEY
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.wait_sleep = float(params.get("wait_sleep") or 5)
+
+    # ---- what the cluster has -------------------------------------------------------------------------------------
+
+    def current(self, api_client: Any, target: Target) -> Optional[dict]:
+        """``flavor``, ``objects`` (kind, name, namespace and the body to restore, None for a CSV) and the
+        Subscription's ``installed_csv``; None when none of the flavor's objects exists."""
+        session = ClusterSession(api_client)
+        objects, installed_csv = [], None
+        for ref in managed_refs(session, target.desired):
+            found = session.read(ref)
+            if found is None:
+                continue
+            if ref.kind == "Subscription":
+                installed_csv = (found.get("status") or {}).get("installedCSV")
+            objects.append({"kind": ref.kind, "name": ref.name, "namespace": ref.namespace,
+                            "body": None if ref.kind == "ClusterServiceVersion" else restorable(found)})
+        if not objects:
+            return None
+        return {"flavor": target.desired["flavor"], "objects": objects, "installed_csv": installed_csv}
+
+    # ---- the change -----------------------------------------------------------------------------------------------
+
+    def _run(self, target: Target, options: Mapping[str, Any], timeout: float, check_mode: bool) -> dict[str, Any]:
+        params = {**target.params, **options, "wait": True, "wait_timeout": timeout, "wait_sleep": self.wait_sleep}
+        result = run_operator(params, check_mode, want_diff=True)
+        if result.get("failed"):
+            raise RolloutError(result.get("msg") or "the operator module failed", result.get("field") or "",
+                               result.get("value"))
+        return result
+
+    def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
+        result = self._run(target, target.desired, timeout, check_mode)
+        if not check_mode and target.desired["state"] == "present":
+            self._wait_healthy(target, Waiter(timeout=timeout, interval=self.wait_sleep))
+        changes = [action for action in result.get("actions") or [] if action.get("changed")]
+        # name the cluster in --diff output: one diff per changed object
+        diffs = [{**diff, "before_header": f"{target.name}: {diff.get('before_header')}",
+                  "after_header": f"{target.name}: {diff.get('after_header')}"} for diff in result.get("diff") or []]
+        return {"changed": bool(result.get("changed")), "changes": changes, "diff": diffs or None,
+                "msg": f"descheduler ({target.desired['flavor']}) {target.desired['state']}: {len(changes)} change(s)"}
+
+    def _wait_healthy(self, target: Target, waiter: Waiter) -> None:
+        """Until the operand gate passes: the operator module's own wait ends when OLM reports the CSV Succeeded,
+        before the operator's Deployment is available."""
+        api_client = connect_to_intended_cluster(target.params)[0]
+        try:
+            waiter.until(partial(self.operand_breaches, api_client, target), lambda found: not found,
+                         lambda found: WaitTimeout(f"the descheduler on {target.name} was not healthy within "
+                                                   f"{waiter.timeout:g}s: {'; '.join(found)}"))
+        finally:
+            api_client.close()
+
+    # ---- back to what was recorded --------------------------------------------------------------------------------
+
+    def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
+        waiter = Waiter(timeout=timeout, interval=self.wait_sleep)
+        recorded = {_key(e["kind"], e["name"], e.get("namespace")): e for e in (last_good or {}).get("objects", [])}
+        api_client = connect_to_intended_cluster(target.params)[0]
+        try:
+            session = ClusterSession(api_client)
+            not_recorded = [ref for ref in reversed(managed_refs(session, target.desired))
+                            if str(ref) not in recorded]
+            removed = [ref for ref in not_recorded if session.delete(STEP, ref)]
+            gone = list(removed)
+            if self._removes_the_operator(removed):
+                gone.append(Ref("Deployment", OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE))  # collected with its CSV
+            if gone:
+                wait_gone(session, STEP, gone, waiter)
+            reinstalled = self._put_back(session, target, list(recorded.values()), timeout)
+        finally:
+            api_client.close()
+        if last_good is not None:
+            self._wait_healthy(target, waiter)
+            self._check_installed_csv(target, last_good)
+        return {"changed": session.changed or reinstalled,
+                "msg": f"removed {len(removed)} object(s) the rollout created ({', '.join(map(str, removed))}); "
+                       f"{len(recorded)} recorded object(s) as they were"}
+
+    @staticmethod
+    def _removes_the_operator(removed: list[Ref]) -> bool:
+        return any(ref.kind == "ClusterServiceVersion" and ref.namespace == OPERATOR_NAMESPACE for ref in removed)
+
+    def _put_back(self, session: ClusterSession, target: Target, entries: list[dict], timeout: float) -> bool:
+        """Each recorded object as it was; a missing Subscription through the operator module's install (it picks
+        and approves the recorded CSV and waits for it). Whether the install changed anything."""
+        reinstalled = False
+        for entry in entries:
+            ref, body = _ref(entry), entry.get("body")
+            if body is None:
+                continue  # a CSV: OLM installs it from the Subscription
+            existing = session.read(ref)
+            if ref.kind == "Subscription" and existing is None:
+                reinstalled = self._reinstall(target, body, timeout) or reinstalled
+                continue
+            session.ensure(STEP, ref, body if existing is None else _without_added_keys(body, existing))
+        return reinstalled
+
+    def _reinstall(self, target: Target, subscription: Mapping[str, Any], timeout: float) -> bool:
+        spec = subscription.get("spec") or {}
+        options = {**target.desired, "state": "present", "flavor": "olm", "channel": spec.get("channel"),
+                   "source": spec.get("source"), "source_namespace": spec.get("sourceNamespace"),
+                   "starting_csv": spec.get("startingCSV"),
+                   "install_plan_approval": spec.get("installPlanApproval") or "Automatic"}
+        return bool(self._run(target, options, timeout, check_mode=False).get("changed"))
+
+    def _check_installed_csv(self, target: Target, last_good: Mapping[str, Any]) -> None:
+        wanted = last_good.get("installed_csv")
+        if not wanted:
+            return
+        api_client = connect_to_intended_cluster(target.params)[0]
+        try:
+            subscription = find_subscription(ClusterSession(api_client))
+        finally:
+            api_client.close()
+        installed = ((subscription or {}).get("status") or {}).get("installedCSV")
+        if installed != wanted:
+            raise RolloutError(f"{target.name}: the Subscription is back as recorded, but {installed or 'no CSV'} is "
+                               f"installed instead of {wanted}: OLM never downgrades an operator. Delete the "
+                               f"Subscription and the CSV {installed} in {OPERATOR_NAMESPACE}, then install {wanted} "
+                               "(starting_csv, install_plan_approval Manual)", "last_good.installed_csv", wanted)
+
+    # ---- the operand gate -----------------------------------------------------------------------------------------
+
+    def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
+        """What is wrong with what the operator module installed (nothing to check where nothing is installed: a
+        rollout that removes it wants exactly that). olm: the Subscription's CSV Succeeded, the operator Deployment
+        rolled out, and the KubeDescheduler's operand as the kubedescheduler kind's gate reads it; upstream and
+        volcano: the descheduler Deployment rolled out (a CronJob has nothing running to check)."""
+        session = ClusterSession(api_client)
+        if target.desired["flavor"] == "olm":
+            return self._olm_breaches(session) + operand_breaches(api_client)
+        options = _flavor_options(target.desired)
+        ref = Ref("Deployment", options["name"], options["namespace"])
+        deployment = session.read(ref)
+        readiness = deployment_readiness(deployment)
+        return [] if deployment is None or readiness.ready else [f"{ref} is not rolled out: {readiness.message}"]
+
+    @staticmethod
+    def _olm_breaches(session: ClusterSession) -> list[str]:
+        subscription = find_subscription(session)
+        if subscription is None:
+            return []
+        status = subscription.get("status") or {}
+        name = status.get("installedCSV")
+        if not name:
+            return [f"the Subscription {OPERATOR_NAMESPACE}/{subscription['metadata']['name']} has no installed CSV "
+                    f"(state {status.get('state') or '(none)'})"]
+        csv_status = (session.read(Ref("ClusterServiceVersion", name, OPERATOR_NAMESPACE)) or {}).get("status") or {}
+        breaches = []
+        if csv_status.get("phase") != "Succeeded":
+            breaches.append(f"the CSV {name} is in phase {csv_status.get('phase') or '(none)'}: "
+                            f"{csv_status.get('reason') or ''} {csv_status.get('message') or ''}".rstrip())
+        ref = Ref("Deployment", OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE)
+        readiness = deployment_readiness(session.read(ref))
+        if not readiness.ready:
+            breaches.append(f"the operator {ref} is not available: {readiness.message}")
+        return breaches
