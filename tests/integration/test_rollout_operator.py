@@ -12,6 +12,10 @@ to "not installed" - the Subscription, its CSV and the operator Deployment, the 
 namespace and its ConfigMap kept, the label the install added to the namespace taken away - keep the canary
 installed and leave prod-b untouched. playbooks/uninstall.yml with the same controls then removes the canary's
 operator. No sleeps: every wait is on observed state with a generous deadline.
+
+On the session's own cluster (one OLM stand-in, no fleet), the rollout's operator change directly
+(runner/rollout_operator.py): a rolled-back uninstall brings the Subscription back under its own name and with its
+config, and a rolled-back upgrade fails without deleting the CSV it upgraded to (the only operator left).
 """
 
 from __future__ import annotations
@@ -23,12 +27,16 @@ from typing import Any
 
 import pytest
 import yaml
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.controller import Target
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout import _targets
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout_operator import OperatorChange
 from fleet_support import run_concurrently
 from kubelet_standin import NEVER_READY
 from operator_support import node
 from playbook import REPO, run_playbook
 from standins.olm import Olm, csv_name
-from standins.olm_types import OLM_API
+from standins.olm_types import OLM_API, PACKAGE
 from standins.rest import Rest, path, wait_until
 
 PLAYBOOK = REPO / "playbooks" / "install.yml"
@@ -165,3 +173,97 @@ def test_a_gate_breach_in_the_second_group_rolls_its_cluster_back_to_not_install
     assert "Fleet: 3 uninstalled, 0 failed, 0 not reached yet (of 3)" in text
     assert subscription(canary) is None and canary.rest.get(path("v1", "namespaces", name=NAMESPACE)) is None
     assert canary.rest.get(OPERATOR) is None
+
+
+# ---- the uninstall role's rollback, on the session's own cluster (no fleet needed) ----------------------------------
+
+CONSOLE_SUBSCRIPTION = path(OLM_API, "subscriptions", NAMESPACE, "descheduler-from-the-console")
+OPERATOR_POD_CONFIG = {"nodeSelector": {"node-role.kubernetes.io/worker": ""},
+                       "env": [{"name": "HTTPS_PROXY", "value": "http://proxy.example:3128"}]}
+
+
+def install_from_the_console(rest: Rest) -> None:
+    """The operator as a console install leaves it: a Subscription of its own name, with config for the operator's
+    pod; then until OLM has installed it and the operator runs."""
+    rest.create(path("v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    rest.create(path("operators.coreos.com/v1", "operatorgroups", NAMESPACE), {
+        "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup", "metadata": {"name": "descheduler"},
+        "spec": {"targetNamespaces": [NAMESPACE]}})
+    rest.create(path(OLM_API, "subscriptions", NAMESPACE), {
+        "apiVersion": OLM_API, "kind": "Subscription", "metadata": {"name": "descheduler-from-the-console"},
+        "spec": {"name": PACKAGE, "channel": "stable", "source": "redhat-operators",
+                 "sourceNamespace": "openshift-marketplace", "installPlanApproval": "Automatic",
+                 "config": OPERATOR_POD_CONFIG}})
+    wait_until(lambda: ((rest.get(OPERATOR) or {}).get("status") or {}).get("availableReplicas") == 1, 120, 0.5,
+               "the operator installed from the console to run")
+
+
+@pytest.fixture
+def one_cluster(kube: Any) -> Iterator[tuple[Rest, dict[str, str]]]:
+    """The session's cluster with a node and the OLM stand-in: HTTP access and the connection options; on exit the
+    stand-in and the operator namespace are gone."""
+    rest = Rest(kube.api_client())
+    if not rest.list(path("v1", "nodes")):
+        kube.load([node("worker-1")])
+    olm = Olm(kube.api_client()).install()
+    try:
+        yield rest, {"kubeconfig": str(kube.kubeconfig), "context": kube.context}
+    finally:
+        olm.uninstall()
+        rest.delete(path("v1", "namespaces", name=NAMESPACE))
+        wait_until(lambda: rest.get(path("v1", "namespaces", name=NAMESPACE)) is None, 120, 0.5,
+                   "the operator namespace to go")
+        rest.api_client.close()
+        olm.api_client.close()
+        olm.check()
+
+
+def target_of(connection: dict[str, str], state: str, **options: Any) -> Target:
+    return _targets([{"name": "c1", "connection": connection, "state": state, "operator": options}], "operator")["c1"]
+
+
+def test_a_rolled_back_uninstall_puts_the_subscription_back_as_it_was(
+        one_cluster: tuple[Rest, dict[str, str]]) -> None:
+    """The uninstall role's rollback reinstalls the operator from the record: the Subscription must come back under
+    its own name and with its config (the operator's pod placement and proxy), not as a new one of the operator
+    module's making."""
+    rest, connection = one_cluster
+    install_from_the_console(rest)
+    target = target_of(connection, "absent")
+    change = OperatorChange({"wait_sleep": 1})
+    recorded = change.current(rest.api_client, target)
+    change.apply(target, 180, check_mode=False)
+    assert rest.get(CONSOLE_SUBSCRIPTION) is None and rest.get(OPERATOR) is None
+
+    change.restore(target, recorded, 180)
+    subscriptions = rest.list(path(OLM_API, "subscriptions", NAMESPACE))
+    assert [s["metadata"]["name"] for s in subscriptions] == ["descheduler-from-the-console"]
+    assert subscriptions[0]["spec"]["config"] == OPERATOR_POD_CONFIG
+    assert subscriptions[0]["status"]["installedCSV"] == csv_name("5.4.0")
+    assert rest.get(OPERATOR)["status"].get("availableReplicas") == 1
+
+
+def test_a_rolled_back_upgrade_keeps_the_operator_it_upgraded_to(one_cluster: tuple[Rest, dict[str, str]]) -> None:
+    """5.3.2 ran before the rollout's upgrade to 5.4.0; OLM deleted 5.3.2 when 5.4.0 replaced it and never installs
+    an older CSV. The rollback puts the Subscription back as recorded and fails, naming the version to fix by hand -
+    without deleting 5.4.0, the only operator the cluster has left."""
+    rest, connection = one_cluster
+    change = OperatorChange({"wait_sleep": 1})
+    pinned = {"install_plan_approval": "Manual"}
+    change.apply(target_of(connection, "present", starting_csv=csv_name("5.3.2"), **pinned), 180, check_mode=False)
+    upgrade = target_of(connection, "present", starting_csv=csv_name("5.4.0"), **pinned)
+    recorded = change.current(rest.api_client, upgrade)
+    change.apply(upgrade, 180, check_mode=False)
+    assert subscription_of(rest)["status"]["installedCSV"] == csv_name("5.4.0")
+
+    with pytest.raises(RolloutError) as raised:
+        change.restore(upgrade, recorded, 120)
+    assert raised.value.field == "last_good.installed_csv" and raised.value.value == csv_name("5.3.2")
+    assert "OLM never downgrades" in str(raised.value)
+    assert subscription_of(rest)["spec"]["startingCSV"] == csv_name("5.3.2")  # put back as recorded
+    assert rest.get(path(OLM_API, "clusterserviceversions", NAMESPACE, csv_name("5.4.0"))) is not None
+    assert rest.get(OPERATOR)["status"].get("availableReplicas") == 1
+
+
+def subscription_of(rest: Rest) -> dict[str, Any]:
+    return rest.get(path(OLM_API, "subscriptions", NAMESPACE, "cluster-kube-descheduler-operator"))

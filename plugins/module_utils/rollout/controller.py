@@ -132,10 +132,10 @@ class Rollout:
             api_client = self.connect(target.params)
             try:
                 before = self.change.current(api_client, target)
-                outcome.last_good = record_value(before)
                 if not self.check_mode:
                     self.gates[name].take_baseline(api_client)
                     self._record_before(api_client, before)
+                outcome.last_good = record_value(before)  # only now: a failure before it changed nothing to undo
             finally:
                 api_client.close()
             result = self.change.apply(target, self.options.progress_deadline, self.check_mode)

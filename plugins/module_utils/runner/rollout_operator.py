@@ -8,11 +8,11 @@ cluster had it (None: none of them was there):
   package's CSVs (by name only: OLM makes them) and the ``cluster`` KubeDescheduler;
 - upstream and volcano: their namespace, ServiceAccount, ClusterRole and binding, policy ConfigMap and Deployment (and
   the upstream CronJob).
-A restore deletes what exists now and was not recorded (what the rollout created, never anything else), waits until
-it is gone, writes each recorded object back as it was (a missing Subscription through the operator module's install,
-so that OLM installs the recorded CSV again) and waits until the operand gate passes. OLM never downgrades an
-operator: after an upgrade the Subscription is put back, and a CSV other than the recorded one still installed is a
-failed rollback, to be handled by hand.
+A restore deletes what exists now and was not recorded (what the rollout created, never anything else; no CSV while
+the recorded Subscription stays: ``created_by_the_rollout``), waits until it is gone, writes each recorded object back
+as it was (a missing Subscription through the operator module's install, so that OLM installs the recorded CSV again)
+and waits until the operand gate passes. OLM never downgrades an operator: after an upgrade the Subscription is put
+back, and a CSV other than the recorded one still installed is a failed rollback, to be handled by hand.
 
 The record lives in ``kube-system`` (key ``operator.json``): removing the operator removes its namespace.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from functools import partial
-from typing import Any, Mapping, Optional
+from typing import Any, Collection, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import OLM_ARG_SPEC
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
@@ -87,17 +87,24 @@ def _flavor_options(desired: Mapping[str, Any]) -> dict[str, Any]:
     return {**defaults(FLAVOR_SPECS[flavor]), **given}
 
 
+def olm_refs(operator_groups: list[str], subscription: Optional[str], csvs: list[str]) -> list[Ref]:
+    """The olm flavor's objects in ``managed_refs``' order. The CSVs come before the Subscription, though OLM makes
+    them after it: a restore must delete the Subscription first, or OLM installs the CSV again in between (the
+    uninstall's order)."""
+    return ([Ref("CustomResourceDefinition", KUBEDESCHEDULER_CRD), Ref("Namespace", OPERATOR_NAMESPACE)]
+            + [Ref("OperatorGroup", name, OPERATOR_NAMESPACE) for name in operator_groups]
+            + [Ref("ClusterServiceVersion", name, OPERATOR_NAMESPACE) for name in csvs]
+            + ([Ref("Subscription", subscription, OPERATOR_NAMESPACE)] if subscription else [])
+            + [Ref("KubeDescheduler", KUBEDESCHEDULER_NAME, OPERATOR_NAMESPACE)])
+
+
 def managed_refs(session: ClusterSession, desired: Mapping[str, Any]) -> list[Ref]:
-    """The objects the operator module manages for the cluster's flavor that may exist, in the order they are
-    created (a restore deletes in the reverse order)."""
+    """The objects the operator module manages for the cluster's flavor that may exist, in the order a restore
+    writes them (it deletes in the reverse order)."""
     if desired["flavor"] == "olm":
         subscription = find_subscription(session)
-        return ([Ref("CustomResourceDefinition", KUBEDESCHEDULER_CRD), Ref("Namespace", OPERATOR_NAMESPACE)]
-                + [Ref("OperatorGroup", group["metadata"]["name"], OPERATOR_NAMESPACE)
-                   for group in session.list("OperatorGroup", OPERATOR_NAMESPACE)]
-                + ([Ref("Subscription", subscription["metadata"]["name"], OPERATOR_NAMESPACE)] if subscription else [])
-                + [Ref("ClusterServiceVersion", name, OPERATOR_NAMESPACE) for name in package_csvs(session)]
-                + [Ref("KubeDescheduler", KUBEDESCHEDULER_NAME, OPERATOR_NAMESPACE)])
+        return olm_refs([group["metadata"]["name"] for group in session.list("OperatorGroup", OPERATOR_NAMESPACE)],
+                        subscription["metadata"]["name"] if subscription else None, package_csvs(session))
     options = _flavor_options(desired)
     name, namespace = options["name"], options["namespace"]
     workloads = [Ref("Deployment", name, namespace)]
@@ -105,6 +112,16 @@ def managed_refs(session: ClusterSession, desired: Mapping[str, Any]) -> list[Re
         workloads.append(Ref("CronJob", name, namespace))
     return [Ref("Namespace", namespace), Ref("ServiceAccount", name, namespace), Ref("ClusterRole", name),
             Ref("ClusterRoleBinding", name), Ref("ConfigMap", name, namespace), *workloads]
+
+
+def created_by_the_rollout(existing: list[Ref], recorded: Collection[str]) -> list[Ref]:
+    """What a restore deletes, in that order: what exists now (``existing``, in ``managed_refs``' order) and was not
+    recorded. While a recorded Subscription stays, its CSVs are OLM's: the one an upgrade installed is the only
+    operator left (OLM deleted the one it replaced and never installs an older one), so it stays and the restore
+    reports the version by hand instead of leaving the cluster without an operator."""
+    keeps_subscription = any(key.startswith("Subscription ") for key in recorded)
+    return [ref for ref in reversed(existing) if str(ref) not in recorded
+            and not (keeps_subscription and ref.kind == "ClusterServiceVersion")]
 
 
 def restorable(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -219,8 +236,7 @@ class OperatorChange:
         api_client = connect_to_intended_cluster(target.params)[0]
         try:
             session = ClusterSession(api_client)
-            not_recorded = [ref for ref in reversed(managed_refs(session, target.desired))
-                            if str(ref) not in recorded]
+            not_recorded = created_by_the_rollout(managed_refs(session, target.desired), recorded)
             removed = [ref for ref in not_recorded if session.delete(STEP, ref)]
             gone = list(removed)
             if self._removes_the_operator(removed):
@@ -242,8 +258,9 @@ class OperatorChange:
         return any(ref.kind == "ClusterServiceVersion" and ref.namespace == OPERATOR_NAMESPACE for ref in removed)
 
     def _put_back(self, session: ClusterSession, target: Target, entries: list[dict], timeout: float) -> bool:
-        """Each recorded object as it was; a missing Subscription through the operator module's install (it picks
-        and approves the recorded CSV and waits for it). Whether the install changed anything."""
+        """Each recorded object as it was; a missing Subscription written back as recorded (its name, its
+        ``config`` for the operator's pod), then the operator module's install on it (it keeps the name, approves
+        the recorded CSV and waits for it). Whether the install changed anything."""
         reinstalled = False
         for entry in entries:
             ref, body = _ref(entry), entry.get("body")
@@ -251,6 +268,7 @@ class OperatorChange:
                 continue  # a CSV: OLM installs it from the Subscription
             existing = session.read(ref)
             if ref.kind == "Subscription" and existing is None:
+                session.ensure(STEP, ref, body)  # the install alone would make one of its own name, without config
                 reinstalled = self._reinstall(target, body, timeout) or reinstalled
                 continue
             session.ensure(STEP, ref, body if existing is None else _without_added_keys(body, existing))
