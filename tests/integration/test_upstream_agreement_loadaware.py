@@ -24,7 +24,7 @@ A difference beyond that fails the test with the numbers.
 Upstream really reads the stand-in: its "Node has been classified" log lines carry the node usage it read, which
 must be the NodeMetrics' cpu (not the pods' requests).
 
-Run time: about 1 minute per seed on 2 cores (the cluster load, the plan with 200 samples, 24 descheduler processes
+Run time: about 1 minute per seed on 2 cores (the cluster load, the plan with 1,000 samples, 24 descheduler processes
 three at a time, each about 2 s, or 6 s when it waits for the metrics collector's second pass); the default seeds
 3 and 4 take about 2 minutes. Seeds 0-4 were compared when this test was written: every per-pod share within
 noise (seed 1 evicts nothing).

@@ -49,7 +49,7 @@ _POINTS = {"deschedule": DESCHEDULE, "balance": BALANCE}
 def cycle_nodes(snapshot: Snapshot, policy: Policy, order: Order = DETERMINISTIC) -> list[Node]:
     """Nodes matching the policy nodeSelector that are ready (a node without a Ready condition counts as ready)."""
     selector = parse_selector_string(policy.node_selector, "policy.nodeSelector")
-    return order.nodes(snapshot.sorted_nodes(), lambda n: matches(selector, n.labels) and n.ready)
+    return order.nodes(snapshot.sorted_nodes(), lambda n: matches(selector, n.labels), lambda n: n.ready)
 
 
 def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DETERMINISTIC,
