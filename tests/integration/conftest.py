@@ -12,8 +12,7 @@
 - `fleet_clusters`: a factory, `fleet_clusters(n)` -> n clusters for a fleet test (one inventory host each): on the
   control plane, the session's plane and extra planes sharing its etcd (tests/integration/fleet_support.py),
   started on first use and kept for the session, each handle cleaning up like `kube`; skipped with TEST_KUBECONFIG
-  (one cluster). Fleet test modules carry an `xdist_group` mark ("fleet-1", "fleet-2"), so two pytest-xdist workers
-  start extra planes, not every worker: an idle plane still costs about 2% of a core.
+  (one cluster).
 - `api_client`: a `kubernetes.client.ApiClient` for `kube`; `dynamic_client`: a DynamicClient on it;
   `namespace`: a fresh namespace for the test.
 """
@@ -52,11 +51,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    ungrouped = [item.nodeid for item in items if "fleet_clusters" in getattr(item, "fixturenames", ())
-                 and not item.get_closest_marker("xdist_group")]
-    if ungrouped:
-        raise pytest.UsageError("fleet tests need an xdist_group mark (fleet-1 or fleet-2, see conftest.py), so that "
-                                "not every worker starts extra clusters: " + ", ".join(ungrouped))
     if not os.environ.get(REAL_CLUSTER_ENV):
         return
     skip = pytest.mark.skip(reason=f"needs the fault proxy ({REAL_CLUSTER_ENV} points at a real cluster)")

@@ -57,7 +57,6 @@ def uids(kube: Any) -> set[str]:
     return {pod["metadata"]["uid"] for pod in kube.list("pods", "shop")}
 
 
-@pytest.mark.xdist_group("fleet-2")  # with the other fleet tests (test_rollout.py says why)
 def test_a_plan_of_another_cluster_is_refused_before_any_eviction(fleet_clusters: Any, tmp_path: Path) -> None:
     first, second = fleet_clusters(2)
     wait_until_pods_are_older_than(shop(first) + shop(second), 1)
@@ -88,7 +87,6 @@ def test_a_plan_of_another_cluster_is_refused_before_any_eviction(fleet_clusters
     assert accepted["cluster_identity"] == plan["cluster_identity"]
 
 
-@pytest.mark.xdist_group("fleet-2")  # with the other fleet tests (test_rollout.py says why)
 def test_a_journal_of_another_cluster_is_refused(fleet_clusters: Any, tmp_path: Path) -> None:
     first, second = fleet_clusters(2)
     pods = shop(first)
@@ -114,7 +112,6 @@ def test_a_journal_of_another_cluster_is_refused(fleet_clusters: Any, tmp_path: 
     assert len([e for e in journal_entries(journal) if e["event"] == "run_started"]) == 1, "nothing was appended"
 
 
-@pytest.mark.xdist_group("fleet-2")  # with the other fleet tests (test_rollout.py says why)
 def test_an_inventory_pins_the_cluster_of_a_host(fleet_clusters: Any, tmp_path: Path) -> None:
     first, second = fleet_clusters(2)
     pods = shop(first)

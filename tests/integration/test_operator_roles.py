@@ -19,7 +19,6 @@ from standins.olm import Olm, csv_name
 NAMESPACE = "openshift-kube-descheduler-operator"
 INSTALL = REPO / "playbooks" / "install.yml"
 UNINSTALL = REPO / "playbooks" / "uninstall.yml"
-pytestmark = pytest.mark.xdist_group("fleet-1")  # with the other fleet tests (test_rollout.py says why)
 
 
 class Fleet:

@@ -37,9 +37,6 @@ BASE = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": [
 NEW_INTERVAL = 1800
 GROUPS = {"canary": "canaries", "prod-a": "wave-1", "prod-b": "wave-2"}
 RECORD = "descheduler-fleet-last-good"
-# Fleet tests run on two workers only (pytest-xdist groups; see conftest.py): the extra clusters a worker starts
-# stay up for its session, so fewer workers starting them leaves fewer idle API servers beside the others.
-pytestmark = pytest.mark.xdist_group("fleet-2")
 
 
 @pytest.fixture

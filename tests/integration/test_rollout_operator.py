@@ -47,9 +47,6 @@ CRD = path("apiextensions.k8s.io/v1", "customresourcedefinitions", name="kubedes
 OPERATOR = path("apps/v1", "deployments", NAMESPACE, "descheduler-operator")
 WEB = path("apps/v1", "deployments", "shop", "web")
 SITE_NOTES = path("v1", "configmaps", NAMESPACE, "site-notes")
-# Fleet tests run on two workers only (pytest-xdist groups; see conftest.py): the extra clusters a worker starts
-# stay up for its session, so fewer workers starting them leaves fewer idle API servers beside the others.
-pytestmark = pytest.mark.xdist_group("fleet-2")
 
 
 def web_deployment() -> dict[str, Any]:

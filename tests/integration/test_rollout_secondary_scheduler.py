@@ -41,9 +41,6 @@ CONFIG_MAP = "secondary-scheduler-config"
 RECORD = "descheduler-fleet-last-good"
 CR_PATH = path(API_VERSION, "secondaryschedulers", NAMESPACE, CR_NAME)
 DEGRADED = "TargetConfigControllerDegraded"
-# Fleet tests run on two workers only (pytest-xdist groups; see conftest.py): the extra clusters a worker starts
-# stay up for its session, so fewer workers starting them leaves fewer idle API servers beside the others.
-pytestmark = pytest.mark.xdist_group("fleet-2")
 
 
 def utilization_of(config_map: dict[str, Any] | None) -> int | None:

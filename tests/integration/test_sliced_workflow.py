@@ -33,9 +33,6 @@ AGED_OUT = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "
 FAST_EVICT = {"evict_confirm": True, "evict_poll_interval": 0.1, "evict_retry_delay": 0.2, "evict_timeout": 120,
               "evict_replacement_timeout": 120, "evict_max_unavailable": "100%"}
 RUN_TIMEOUT = 900
-# Fleet tests run on two workers only (pytest-xdist groups; see conftest.py): the extra clusters a worker starts
-# stay up for its session, so fewer workers starting them leaves fewer idle API servers beside the others.
-pytestmark = pytest.mark.xdist_group("fleet-1")
 
 
 @pytest.fixture(scope="module")

@@ -26,9 +26,6 @@ PLAYBOOK = REPO / "playbooks" / "tune.yml"
 DEFAULTS = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
             "profiles": ["AffinityAndTaints", "LifecycleAndUtilization"],
             "profileCustomizations": {"podLifetime": "1h", "namespaces": {"excluded": ["batch"]}}}
-# Fleet tests run on two workers only (pytest-xdist groups; see conftest.py): the extra clusters a worker starts
-# stay up for its session, so fewer workers starting them leaves fewer idle API servers beside the others.
-pytestmark = pytest.mark.xdist_group("fleet-1")
 
 
 @pytest.fixture
