@@ -57,14 +57,16 @@ lint: venv $(AWX_COLL)
 	$(BIN)/antsibull-changelog lint-changelog-yaml changelogs/changelog.yaml
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
 
+# UNIT_WORKERS pytest-xdist workers (the unit tests share nothing; two halve the stage on two cores)
+UNIT_WORKERS ?= 2
 unit: venv
-	$(BIN)/pytest -q tests/unit
+	$(BIN)/pytest -q -n $(UNIT_WORKERS) tests/unit
 
 # The integration tests run on a real kube-apiserver + kube-controller-manager + etcd built from Go sources
 # (tests/controlplane/build.sh: cached per machine, see README.md "Tests"; TEST_KUBECONFIG skips it), and
 # the upstream descheduler the plans are compared with (tests/upstream/build.sh, same libraries and cache).
 # INTEGRATION_WORKERS pytest-xdist workers, each with a control plane of its own (see README.md "Tests").
-INTEGRATION_WORKERS ?= 3
+INTEGRATION_WORKERS ?= 4
 integration: venv controlplane
 	$(BIN)/pytest -q -n $(INTEGRATION_WORKERS) --dist loadgroup tests/integration
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # `make test`: every stage of the test suite, stopping at the first that fails:
-#   venv, lint, unit, sanity, integration with compat beside it, package
+#   venv, then lint, unit and compat venv with sanity beside them, integration with compat beside it, package
 # The Go builds the integration tests need (tests/controlplane/build.sh, then tests/upstream/build.sh and
 # tests/s3server/build.sh: minutes on a cold machine, module downloads and compiling) start first, in the background,
-# while the venv, lint, unit and sanity stages run (none of them needs a control plane); the integration stage waits
-# for them. The integration tests mostly wait on servers (about a third of two cores stays idle), so compat (the
-# module tests through ansible-core 2.18, on a control plane of its own) runs beside them, its output in
-# build/compat.log, shown when it ends. Each stage's wall time is printed at the end, whether the run passed or not,
+# while the stages that need no control plane run; the integration stage waits for them. Sanity (ansible-test: one
+# test after another, each in a virtual environment it creates first) is the longest of those stages, so it runs
+# beside lint, unit and compat venv (none of them writes where sanity copies the collection from: only build/ and
+# caches, which git ignores). The integration tests mostly wait on servers, so compat (the module tests through
+# ansible-core 2.18, on a control plane of its own) runs beside them. A stage run beside others has its output in
+# build/<stage>.log, shown when it ends. Each stage's wall time is printed at the end, whether the run passed or not,
 # and the Go build's own output is in build/go-build.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -88,7 +90,7 @@ wait_for_go_build() {
 }
 
 # start_beside NAME COMMAND...: runs the command in the background, its output in build/NAME.log;
-# finish_beside NAME: waits for it, shows its output and records it as a stage (a failure ends the run).
+# finish_beside NAME WHAT: waits for it, shows its output and records it as a stage (a failure ends the run).
 start_beside() {
     local name="$1"
     shift
@@ -98,26 +100,29 @@ start_beside() {
     beside_pid[$name]=$!
 }
 finish_beside() {
-    local name="$1"
+    local name="$1" beside="$2"
     wait "${beside_pid[$name]}"
     local status=$?
     unset "beside_pid[$name]"
     echo "== $name (ran in the background) =="
     cat "build/$name.log"
-    local outcome="ok (beside integration)"
+    local outcome="ok (beside $beside)"
     [ "$status" -eq 0 ] || outcome="FAILED (exit $status)"
     summary+=("$(printf '%-22s %6ss  %s' "$name" "$(( $(date +%s) - ${beside_started[$name]} ))" "$outcome")")
     [ "$status" -eq 0 ] || exit "$status"
 }
 
 run_stage venv "$MAKE" --no-print-directory venv
+start_beside sanity "$MAKE" --no-print-directory sanity
 run_stage lint "$MAKE" --no-print-directory lint
 run_stage unit "$MAKE" --no-print-directory unit
-run_stage sanity "$MAKE" --no-print-directory sanity
 run_stage "compat venv" "$MAKE" --no-print-directory compat-venv
+finish_beside sanity "lint, unit and compat venv"
 run_stage "wait for go builds" wait_for_go_build
-# compat gets one pytest worker and port blocks of its own (TEST_PORT_BLOCK_OFFSET) beside integration's workers
-start_beside compat env TEST_PORT_BLOCK_OFFSET=4 "$MAKE" --no-print-directory compat COMPAT_WORKERS=1
+# compat gets one pytest worker and the port block after integration's workers' (TEST_PORT_BLOCK_OFFSET; the
+# Makefile's default is 4 workers)
+start_beside compat env TEST_PORT_BLOCK_OFFSET="${INTEGRATION_WORKERS:-4}" "$MAKE" --no-print-directory compat \
+    COMPAT_WORKERS=1
 run_stage integration "$MAKE" --no-print-directory integration
-finish_beside compat
+finish_beside compat integration
 run_stage package "$MAKE" --no-print-directory package
