@@ -70,9 +70,10 @@ INTEGRATION_WORKERS ?= 4
 integration: venv controlplane
 	$(BIN)/pytest -q -n $(INTEGRATION_WORKERS) --dist loadgroup tests/integration
 
+# The upstream descheduler and the S3 server are built by the tests that use them (tests/upstream/build.sh,
+# tests/s3server/build.sh; cached like the control plane), so `make test` starts integration before they are built.
 controlplane:
-	@if [ -z "$${TEST_KUBECONFIG:-}" ]; then \
-	  bash tests/controlplane/build.sh && bash tests/upstream/build.sh; fi
+	@if [ -z "$${TEST_KUBECONFIG:-}" ]; then bash tests/controlplane/build.sh; fi
 
 sanity: venv
 	bash tests/sanity/run.sh $(BIN)

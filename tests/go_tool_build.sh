@@ -58,7 +58,10 @@ trap 'rm -rf "$staging"' EXIT
 echo "build.sh: building $description into $out" >&2
 (
     cd "$dir"
-    CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w" -o "$staging/$binary" "$package"
+    # The same compiler flags as tests/controlplane/build.sh, so the packages both use compile once (one build
+    # cache). -dwarf=false: the linker strips DWARF anyway (-w); not generating it saves 13% of the compile CPU.
+    CGO_ENABLED=0 go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags="-s -w" -o "$staging/$binary" \
+        "$package"
 )
 rm -rf "$out"
 mv "$staging" "$out"

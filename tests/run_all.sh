@@ -3,7 +3,7 @@
 #   venv, then lint, unit and compat venv with sanity beside them, integration with compat beside it, package
 # The Go builds the integration tests need (tests/controlplane/build.sh, then tests/upstream/build.sh and
 # tests/s3server/build.sh: minutes on a cold machine, module downloads and compiling) start first, in the background,
-# while the stages that need no control plane run; the integration stage waits for them. Sanity (ansible-test: one
+# while the stages that need no control plane run; the integration stage waits for the control plane only. Sanity (ansible-test: one
 # test after another, each in a virtual environment it creates first) is the longest of those stages, so it runs
 # beside lint, unit and compat venv (none of them writes where sanity copies the collection from: only build/ and
 # caches, which git ignores). The integration tests mostly wait on servers, so compat (the module tests through
@@ -47,13 +47,20 @@ run_stage() {
     [ "$status" -eq 0 ] || exit "$status"
 }
 
+# The Go builds, one after another (they share most packages, so the second compiles little): the control plane,
+# which every integration test needs, then the upstream descheduler and the S3 server, which only some tests use.
+# Integration starts once the control plane is built; a test that needs a tool still being built waits for it in
+# that tool's build.sh (one build per cache key at a time: the others wait on its lock, then find the binary).
 go_build_pid=""
 go_build_started=$(date +%s)
 if [ -z "${TEST_KUBECONFIG:-}" ]; then
-    rm -f build/go-build.finished
-    ( bash tests/controlplane/build.sh >/dev/null && bash tests/upstream/build.sh >/dev/null \
-        && bash tests/s3server/build.sh >/dev/null && date +%s >build/go-build.finished ) >build/go-build.log 2>&1 &
+    rm -f build/controlplane-build.finished build/go-build.finished
+    setsid --wait bash -c 'bash tests/controlplane/build.sh >/dev/null \
+        && date +%s >build/controlplane-build.finished \
+        && bash tests/upstream/build.sh >/dev/null && bash tests/s3server/build.sh >/dev/null \
+        && date +%s >build/go-build.finished' >build/go-build.log 2>&1 &
     go_build_pid=$!
+    beside_pid[go-build]=$go_build_pid  # stopped with the other background stages when a stage fails
 fi
 
 # Chromium, for the browser check of the what-if fleet HTML (tests/integration/test_whatif_fleet_browser.py, which
@@ -78,15 +85,28 @@ rm -f build/chromium-install.status
 ) >build/chromium-install.log 2>&1 &
 echo $! >build/chromium-install.pid
 
-wait_for_go_build() {
+go_build_failed() {
+    echo "the Go builds failed; the end of build/go-build.log:" >&2
+    tail -n 40 build/go-build.log >&2
+    return 1
+}
+# wait_for_control_plane: until the control plane is built (a check every 2 s of its marker and of the build process).
+wait_for_control_plane() {
     [ -n "$go_build_pid" ] || return 0
-    if ! wait "$go_build_pid"; then
-        echo "the Go builds failed; the end of build/go-build.log:" >&2
-        tail -n 40 build/go-build.log >&2
-        return 1
-    fi
+    while [ ! -e build/controlplane-build.finished ] && kill -0 "$go_build_pid" 2>/dev/null; do
+        sleep 2
+    done
+    [ -e build/controlplane-build.finished ] || go_build_failed
+}
+# finish_go_build: waits for the rest of the Go builds (by now the tests that needed them have waited for them).
+finish_go_build() {
+    [ -n "$go_build_pid" ] || return 0
+    wait "$go_build_pid" || go_build_failed || return 1
+    unset "beside_pid[go-build]"
+    local control_plane=$(( $(cat build/controlplane-build.finished) - go_build_started ))
     summary+=("$(printf '%-22s %6ss  %s' "(go builds, background)" \
-                "$(( $(cat build/go-build.finished) - go_build_started ))" "beside venv, lint, unit and sanity")")
+                "$(( $(cat build/go-build.finished) - go_build_started ))" \
+                "the control plane in ${control_plane}s, then the upstream descheduler and S3 server")")
 }
 
 # start_beside NAME COMMAND...: runs the command in the background, its output in build/NAME.log;
@@ -118,11 +138,12 @@ run_stage lint "$MAKE" --no-print-directory lint
 run_stage unit "$MAKE" --no-print-directory unit
 run_stage "compat venv" "$MAKE" --no-print-directory compat-venv
 finish_beside sanity "lint, unit and compat venv"
-run_stage "wait for go builds" wait_for_go_build
+run_stage "wait for control plane" wait_for_control_plane
 # compat gets one pytest worker and the port block after integration's workers' (TEST_PORT_BLOCK_OFFSET; the
 # Makefile's default is 4 workers)
 start_beside compat env TEST_PORT_BLOCK_OFFSET="${INTEGRATION_WORKERS:-4}" "$MAKE" --no-print-directory compat \
     COMPAT_WORKERS=1
 run_stage integration "$MAKE" --no-print-directory integration
 finish_beside compat integration
+run_stage "go builds finished" finish_go_build
 run_stage package "$MAKE" --no-print-directory package

@@ -64,8 +64,10 @@ trap 'rm -rf "$staging"' EXIT
 echo "build.sh: building the test control plane into $out (first run on this machine: downloads modules and compiles, see README.md for the time)" >&2
 (
     cd "$here"
-    # CGO off: static binaries, no C toolchain needed on the test machine.
-    CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w$version_flags" -o "$staging/" \
+    # CGO off: static binaries, no C toolchain needed on the test machine. -dwarf=false: the linker strips DWARF
+    # anyway (-w); not generating it saves 13% of the compile CPU (measured on k8s.io/client-go/kubernetes: 93
+    # CPU-seconds instead of 107). tests/go_tool_build.sh compiles with the same flags, so shared packages compile once.
+    CGO_ENABLED=0 go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags="-s -w$version_flags" -o "$staging/" \
         k8s.io/kubernetes/cmd/kube-apiserver \
         k8s.io/kubernetes/cmd/kube-controller-manager \
         k8s.io/kubernetes/cmd/kube-scheduler \
