@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from callback_plugins.registered_results import RESULTS_FACT, RESULTS_TASK
 
 REPO = Path(__file__).resolve().parents[2]
 COLLECTIONS = REPO / "build" / "collections"
+CALLBACK_PLUGINS = Path(__file__).resolve().parent / "callback_plugins"
 
 
 def ansible_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -42,16 +44,22 @@ def run_playbook(playbook: Path, *args: str, env: dict[str, str] | None = None,
                           cwd=str(REPO), check=False)
 
 
+def results_callback_env(results_file: Path) -> dict[str, str]:
+    """What enables callback_plugins/registered_results.py and tells it where to write."""
+    return {"ANSIBLE_CALLBACK_PLUGINS": str(CALLBACK_PLUGINS), "ANSIBLE_CALLBACKS_ENABLED": "registered_results",
+            "DESCHEDULER_FLEET_TEST_RESULTS": str(results_file)}
+
+
 def run_tasks(tmp_path: Path, tasks: list[dict], *, check: bool = False, env: dict[str, str] | None = None,
               hosts: str = "localhost") -> tuple[subprocess.CompletedProcess, dict[str, Any]]:
     """Run tasks on localhost; every task may `register`; returns the process and the registered results."""
     results_file = tmp_path / "results.json"
+    results_file.unlink(missing_ok=True)
     registered = [t["register"] for t in tasks if "register" in t]
-    dump = {
-        "name": "Save the registered results",
-        "ansible.builtin.copy": {
-            "content": "{{ {" + ", ".join(f"'{r}': {r} | default(None)" for r in registered) + "} | to_json }}",
-            "dest": str(results_file),
+    dump = {  # written to results_file by callback_plugins/registered_results.py
+        "name": RESULTS_TASK,
+        "ansible.builtin.set_fact": {
+            RESULTS_FACT: "{{ {" + ", ".join(f"'{r}': {r} | default(None)" for r in registered) + "} | to_json }}",
         },
         "check_mode": False,
     }
@@ -60,6 +68,6 @@ def run_tasks(tmp_path: Path, tasks: list[dict], *, check: bool = False, env: di
     playbook = tmp_path / "playbook.yml"
     playbook.write_text(yaml.safe_dump(play, sort_keys=False))
     args = ["-i", "localhost,"] + (["--check"] if check else [])
-    process = run_playbook(playbook, *args, env=env)
+    process = run_playbook(playbook, *args, env={**results_callback_env(results_file), **(env or {})})
     results = json.loads(results_file.read_text()) if results_file.exists() else {}
     return process, results
