@@ -103,7 +103,12 @@ def test_a_migration_that_never_completes_is_reported_failed_after_the_timeout(
     pod = result["pods"][0]
     assert pod["status"] == "failed"
     assert "not finished after 2s" in pod["error"] and "KubeVirt keeps retrying" in pod["error"]
-    assert pod["migration"]["failed"] >= 1
+    # How many attempts KubeVirt failed within the 2 s depends on how fast the stand-in ran (on a loaded machine it
+    # had failed none yet: seen in a loaded fresh-clone run), and KubeVirt keeps retrying after the run; that the
+    # module saw the attempts it reports does not.
+    seen = pod["migration"]
+    assert 1 <= seen["attempts"] <= len(kube.list("virtualmachineinstancemigrations", "vms")), seen
+    assert 0 <= seen["failed"] <= seen["attempts"], seen
 
 
 def test_migrations_stay_within_the_cluster_and_per_node_limits(kube: Any, kubevirt: KubeVirt,
