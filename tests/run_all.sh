@@ -3,9 +3,9 @@
 #   venv, then lint, unit and compat venv with sanity beside them, integration with compat beside it, package
 # The Go builds the integration tests need (tests/controlplane/build.sh, then tests/upstream/build.sh and
 # tests/s3server/build.sh: minutes on a cold machine, module downloads and compiling) start first, in the background,
-# while the stages that need no control plane run; the integration stage waits for the control plane only. Sanity (ansible-test: one
-# test after another, each in a virtual environment it creates first) is the longest of those stages, so it runs
-# beside lint, unit and compat venv (none of them writes where sanity copies the collection from: only build/ and
+# while the stages that need no control plane run; the integration stage waits for the control plane only.
+# Sanity (ansible-test: one test after another, each in a virtual environment it creates first) is the longest of
+# those stages, so it runs beside lint, unit and compat venv (none of them writes where sanity copies the collection from: only build/ and
 # caches, which git ignores). The integration tests mostly wait on servers, so compat (the module tests through
 # ansible-core 2.18, on a control plane of its own) runs beside them. A stage run beside others has its output in
 # build/<stage>.log, shown when it ends. Each stage's wall time is printed at the end, whether the run passed or not,
