@@ -104,7 +104,8 @@ options:
     default: 5
   pause:
     description: Seconds to wait between two eviction requests (the first request of each pod; retries after a
-      PodDisruptionBudget refusal follow O(retry_delay)).
+      PodDisruptionBudget refusal follow O(retry_delay)). With a pause the requests go one at a time and the pause
+      runs from the answer to the previous one, so the API server receives them at least this far apart.
     type: float
     default: 0
   max_unavailable:

@@ -235,8 +235,9 @@ def replica_down(kube: Any, pod: dict[str, Any]) -> None:
              what="shop/web to count 2 ready replicas")
 
 
-# `pause` spaces the eviction requests themselves: each worker reads its pod and workload between its slot and its
-# POST, and on a loaded machine those reads once let two POSTs come closer than `pause`.
+# `pause` spaces the eviction requests as the API server receives them: one request at a time, the next `pause`
+# after the previous one's answer, so neither the reads between a worker's slot and its POST nor how the threads
+# are scheduled on a loaded machine can bring two requests closer (measured where the server's proxy receives them).
 @pytest.mark.faults
 def test_pause_spaces_the_starts_of_evictions(shop: Any, api_client: Any) -> None:
     shop.create(replicaset("shop", "web", 3))
@@ -246,4 +247,4 @@ def test_pause_spaces_the_starts_of_evictions(shop: Any, api_client: Any) -> Non
     result = execute(api_client, targets, ExecutorOptions(max_in_flight=3, pause=0.3, max_unavailable=None, **FAST))
     assert result["counts"]["evicted"] == 3
     starts = sorted(r.started for r in recorder.evicted)
-    assert all(later - earlier >= 0.25 for earlier, later in zip(starts, starts[1:], strict=False)), starts
+    assert all(later - earlier >= 0.3 for earlier, later in zip(starts, starts[1:], strict=False)), starts

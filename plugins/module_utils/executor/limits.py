@@ -64,7 +64,8 @@ class Gate:
         self._migrations_by_node: Counter = Counter()
         self._migrations = 0
         self._in_flight = 0
-        self._next_start = 0.0  # when the next eviction request may go (``pause`` after the last one)
+        self._next_start = 0.0  # when the next eviction request may go (``pause`` after the last one's answer)
+        self._request_unanswered = False  # with a pause, one request at a time: the next waits for this one's answer
         self.stats = GateStats()
 
     # ---- caps -------------------------------------------------------------------------------------------------------
@@ -130,19 +131,32 @@ class Gate:
 
     def await_request_turn(self, stop: threading.Event) -> bool:
         """Space the eviction requests themselves by ``pause`` (not the slots: a worker reads the pod and its
-        workload between its slot and its request, which would let two requests come closer). False when the run
-        was stopped while waiting."""
+        workload between its slot and its request, which would let two requests come closer). With a pause the
+        turn lasts until ``request_answered()``, and the pause runs from that answer: the API server has received
+        one request before the next is sent, so it sees them at least ``pause`` apart however the threads and the
+        network are scheduled. False when the run was stopped while waiting."""
         with self._condition:
             while True:
                 if stop.is_set():
                     return False
                 pause_left = self._next_start - self._clock()
-                if pause_left <= 0:
+                if pause_left <= 0 and not self._request_unanswered:
                     break
-                self._condition.wait(min(pause_left, WAIT_SLICE))
-            # check mode disrupts nothing, so there is nothing to space out
-            self._next_start = self._clock() + (0.0 if self.options.check_mode else self.options.pause)
+                self._condition.wait(min(pause_left, WAIT_SLICE) if pause_left > 0 else WAIT_SLICE)
+            self._request_unanswered = self._spaced()
             return True
+
+    def request_answered(self) -> None:
+        """The request of the current turn was answered (or failed): the next may go ``pause`` from now."""
+        with self._condition:
+            if self._request_unanswered:
+                self._request_unanswered = False
+                self._next_start = self._clock() + self.options.pause
+                self._condition.notify_all()
+
+    def _spaced(self) -> bool:
+        # check mode disrupts nothing, so there is nothing to space out
+        return self.options.pause > 0 and not self.options.check_mode
 
     def _reserve(self, request: SlotRequest) -> Slot:
         for dimension, key in self._keys(request).items():

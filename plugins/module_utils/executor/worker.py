@@ -299,25 +299,31 @@ class PodWorker:
         """POST the Eviction; a 429 from a PDB is retried with exponential backoff until the per-pod timeout."""
         if not self.ctx.gate.await_request_turn(self.ctx.stop):
             self._not_started()  # the last look before anything is sent: a cancelled run starts nothing
-        self.requested_at = self.ctx.clock()
-        self.requested_since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 1))
+        try:
+            self.requested_at = self.ctx.clock()
+            self.requested_since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 1))
+            if not self.options.check_mode:
+                self.ctx.journal.record_pod(REQUESTED, self.target, uid=self.result.uid,
+                                            source_node=self.result.node, vmi=decision.vmi if decision else None)
+            answer = self._post_eviction()
+        finally:
+            self.ctx.gate.request_answered()  # the turn ends with the first answer; retries follow retry_delay
         deadline = self.requested_at + self.options.timeout
         delay = self.options.retry_delay
-        if not self.options.check_mode:
-            self.ctx.journal.record_pod(REQUESTED, self.target, uid=self.result.uid, source_node=self.result.node,
-                                        vmi=decision.vmi if decision else None)
-        while True:
-            self.result.attempts += 1
-            answer = api.request_eviction(self.ctx.api_client, self.target.namespace, self.target.name,
-                                          uid=self.result.uid, grace_period=self.options.grace_period,
-                                          dry_run=self.options.check_mode, reason=self.target.eviction_reason())
-            if answer.outcome != api.BLOCKED or self.options.check_mode:
-                return answer
+        while answer.outcome == api.BLOCKED and not self.options.check_mode:
             remaining = deadline - self.ctx.clock()
             if remaining <= 0 or self.ctx.stop.is_set():
-                return answer
+                break
             self.ctx.stop.wait(min(delay, remaining))
             delay = min(delay * 2, self.options.max_retry_delay)
+            answer = self._post_eviction()
+        return answer
+
+    def _post_eviction(self) -> api.EvictionAnswer:
+        self.result.attempts += 1
+        return api.request_eviction(self.ctx.api_client, self.target.namespace, self.target.name,
+                                    uid=self.result.uid, grace_period=self.options.grace_period,
+                                    dry_run=self.options.check_mode, reason=self.target.eviction_reason())
 
     def _handle(self, answer: api.EvictionAnswer, pod: dict, owner: Optional[OwnerRef],
                 decision: Optional[kubevirt.VmDecision], before: Optional[set]) -> None:
