@@ -94,7 +94,7 @@ def create(kube: Any, *objects: dict[str, Any]) -> None:
             resource.create(body=obj, namespace=namespace)
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 60, interval: float = 0.2, what: str = "") -> Any:
+def wait_for(condition: Callable[[], Any], timeout: float = 120, interval: float = 0.2, what: str = "") -> Any:
     deadline = time.monotonic() + timeout
     while True:
         value = condition()

@@ -24,13 +24,13 @@ def connection(kube: Any) -> dict[str, str]:
 
 
 def kd_task(kube: Any, register: str = "kd", **options: Any) -> dict[str, Any]:
-    """A descheduler.fleet.kubedescheduler task (the stand-in acts within a second: short waits).
+    """A descheduler.fleet.kubedescheduler task. The stand-in acts within a second on an idle machine; the wait's
+    bound is generous all the same (a wait ends as soon as its condition holds, so only a failing run pays for it).
 
-    A removal waits on the real garbage collector instead. Its owner is a KubeDescheduler whose CRD this test's
-    stand-in installed seconds before, and kube-controller-manager learns new kinds only at its 30 s discovery resync,
+    A removal waits on the real garbage collector. Its owner is a KubeDescheduler whose CRD this test's stand-in
+    installed seconds before, and kube-controller-manager learns new kinds only at its 30 s discovery resync,
     retrying the owner lookup with exponential backoff meanwhile: the operand can stay for up to about a minute."""
-    wait_timeout = 120 if options.get("state") == "absent" else 30
-    args = {**connection(kube), "wait_timeout": wait_timeout, "wait_sleep": 1, **options}
+    args = {**connection(kube), "wait_timeout": 120, "wait_sleep": 1, **options}
     return {"name": f"KubeDescheduler ({register})", "descheduler.fleet.kubedescheduler": args, "register": register}
 
 

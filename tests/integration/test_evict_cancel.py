@@ -102,7 +102,7 @@ def test_a_cancelled_playbook_starts_no_eviction_after_the_cancel_and_a_rerun_re
     wait_for(lambda: accepted(journal) >= 1, timeout=60, what="the first eviction")
     cancelled_at = cancel_like_awx(playbook)
     gone_at_cancel = evicted_uids(cluster, namespace, plan)
-    wait_for(lambda: not running(module), timeout=15, what="the module to stop after the cancel")
+    wait_for(lambda: not running(module), timeout=120, what="the module to stop after the cancel")
     # without the cancel the run would go on to 4 evictions, one every PAUSE seconds; give it the time to show
     time.sleep(PAUSE + 1)
     gone = evicted_uids(cluster, namespace, plan)
@@ -177,7 +177,7 @@ def test_a_cancelled_run_leaves_a_live_migration_to_kubevirt_and_the_rerun_follo
         wait_for(lambda: any(e["event"] == "migration_started" for e in journal_entries(journal)), timeout=60,
                  what="the migration to start")
         cancel_like_awx(playbook)
-        wait_for(lambda: not running(module), timeout=15, what="the module to stop after the cancel")
+        wait_for(lambda: not running(module), timeout=120, what="the module to stop after the cancel")
         entries = journal_entries(journal)
         assert entries[-1]["event"] == "run_finished" and entries[-1]["stop_reason"] == "cancelled"
         assert not [e for e in entries if e["event"] == "outcome"], "the migration's end is left to the next run"

@@ -27,11 +27,30 @@ from operator_support import (
 )
 from playbook import run_tasks
 from restricted_user import restricted_kubeconfig, user_name
+from standins.descheduler_operator import GENERATION_ANNOTATION, OPERATOR_NAMESPACE
+from standins.rest import wait_until
 
 
 @pytest.fixture
 def operator_standin(kube: Any) -> Iterator[Any]:
     yield from operator_for(kube)
+
+
+def operator_pod_log(kube: Any) -> str:
+    """The operator pod's log as the API server serves it (`pods/log`), as the module reads it."""
+    from kubernetes import client
+
+    with kube.api_client() as api_client:
+        core = client.CoreV1Api(api_client)
+        pods = core.list_namespaced_pod(OPERATOR_NAMESPACE, label_selector="name=descheduler-operator").items
+        return "".join(core.read_namespaced_pod_log(pod.metadata.name, OPERATOR_NAMESPACE) for pod in pods)
+
+
+def rendered_generation(kube: Any) -> str | None:
+    """The KubeDescheduler generation the operator rendered into the operand Deployment, None before it exists."""
+    deployment = get_object(kube, "deployments", "descheduler", api_version="apps/v1") or {}
+    template = (deployment.get("spec") or {}).get("template") or {}
+    return ((template.get("metadata") or {}).get("annotations") or {}).get(GENERATION_ANNOTATION)
 
 
 # OpenShift 4.5/4.6 documentation, modules/nodes-descheduler-configuring-strategies.adoc
@@ -97,8 +116,9 @@ def test_degraded_operator_fails_the_wait_with_its_reason(kube: Any, tmp_path: P
 
 def degraded_then_recovered(kube: Any, operator: Any, tmp_path: Path) -> None:
     run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])
+    # the wait ends as soon as the operator reports Degraded: the timeout is only a bound
     task = {**kd_task(kube, "kubevirt", spec={**BASE_SPEC, "profiles": ["KubeVirtRelieveAndMigrate"]},
-                      wait_timeout=10), "ignore_errors": True}
+                      wait_timeout=120), "ignore_errors": True}
     process, results = run_tasks(tmp_path, [task])
     result = results["kubevirt"]
     assert result["failed"] is True
@@ -124,9 +144,14 @@ def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, operator_st
     operator_standin.inject_error(
         "Protected namespace openshift-gone included. It is forbidden to include any of the protected "
         "namespaces from [kube-system hypershift openshift openshift-gone]")
-    task = {**kd_task(kube, "ignored", spec={**BASE_SPEC, "deschedulingIntervalSeconds": 60}, wait_timeout=2),
-            "ignore_errors": True}
-    process, results = run_tasks(tmp_path, [task])
+    spec = {**BASE_SPEC, "deschedulingIntervalSeconds": 60}
+    run_ok(tmp_path, [kd_task(kube, "written", spec=spec, wait=False)])
+    # the refusal awaited where the module reads it (the operator pod's log), so that the module's short wait for a
+    # rollout that never comes, not the stand-in's pace, is what the run below shows
+    wait_until(lambda: "Protected namespace openshift-gone" in operator_pod_log(kube), 120, 0.2,
+               "the operator to log the refusal")
+    process, results = run_tasks(tmp_path, [{**kd_task(kube, "ignored", spec=spec, wait_timeout=2),
+                                             "ignore_errors": True}])
     result = results["ignored"]
     assert result["failed"] is True
     assert result["msg"].startswith("the operator did not roll out generation 2 of KubeDescheduler cluster within 2s "
@@ -141,14 +166,17 @@ def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, operator_st
 
 def test_operand_that_never_becomes_ready(kube: Any, tmp_path: Path) -> None:
     with descheduler_operator(kube, operand_ready=False):
-        # the operand never becomes ready, so the wait always runs out: long enough for the operator stand-in to
-        # have rolled the Deployment out on a loaded machine, whatever its pace
-        task = {**kd_task(kube, "stuck", spec=BASE_SPEC, wait_timeout=20), "ignore_errors": True}
+        run_ok(tmp_path, [kd_task(kube, "written", spec=BASE_SPEC, wait=False)])
+        # the operand never becomes ready, so the wait always runs out; the operator stand-in's rendering of
+        # generation 1 is awaited first, so that the run below sees it whatever the machine's pace
+        wait_until(lambda: rendered_generation(kube) == "1", 120, 0.2,
+                   "the operator to render generation 1 into the operand")
+        task = {**kd_task(kube, "stuck", spec=BASE_SPEC, wait_timeout=2), "ignore_errors": True}
         process, results = run_tasks(tmp_path, [task])
     assert results["stuck"]["failed"] is True
     # what the Deployment's status said last (how far its controller had got) sits between the two
     message = results["stuck"]["msg"]
-    assert message.startswith("Deployment descheduler did not become available within 20s with generation 1 ("), message
+    assert message.startswith("Deployment descheduler did not become available within 2s with generation 1 ("), message
     assert message.endswith("0/1 ready)"), message
 
 

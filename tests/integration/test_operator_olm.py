@@ -294,10 +294,15 @@ def test_forbidden_names_the_missing_permission(kube: Any, olm: Olm, tmp_path: P
     assert steps(result) == [("namespace", "create"), ("operator_group", "create")]  # where it stopped
 
 
-def test_timeout_names_the_state_it_saw_and_slow_csv_is_awaited(kube: Any, start_olm: Callable[..., Olm],
+def test_timeout_names_the_state_it_saw_and_slow_csv_is_awaited(kube: Any, rest: Rest, start_olm: Callable[..., Olm],
                                                                 tmp_path: Path) -> None:
     olm = start_olm(auto_complete=False)
-    timed_out = run(tmp_path, operator_task(kube, "install", wait_timeout=2, ignore_errors=True))["install"]
+    run(tmp_path, operator_task(kube, "install", wait=False))
+    # the state the timeout must name, awaited first: the module's own short wait then only decides when to stop
+    wait_until(lambda: (((rest.get(SUBSCRIPTION) or {}).get("status") or {}).get("installedCSV") == V540
+                        and ((rest.get(csv_path(V540)) or {}).get("status") or {}).get("phase") == "Pending"),
+               120, 0.2, f"OLM to install {V540} as far as a Pending CSV")
+    timed_out = run(tmp_path, operator_task(kube, "waited", wait_timeout=2, ignore_errors=True))["waited"]
     assert timed_out["msg"].startswith("the operator was not installed within 2s: Subscription state AtLatestKnown, "
                                        f"installedCSV {V540}")
     assert "CSV phase Pending" in timed_out["msg"]

@@ -71,7 +71,7 @@ def write_inventory(tmp_path: Path, fleet: dict[str, Any], interval: int) -> Pat
 
 def roll_out(inventory: Path, *options: str, **controls: Any) -> Any:
     rollout = {"mandatory_groups": ["canaries"], "groups": ["wave-1", "wave-2"], "min_success_time": 2,
-               "gate_interval": 1, "progress_deadline": 60, "run_id": "test", **controls}
+               "gate_interval": 1, "progress_deadline": 180, "run_id": "test", **controls}
     return run_playbook(PLAYBOOK, "-i", str(inventory), "-e", json.dumps({"descheduler_fleet_rollout": rollout}),
                         *options)
 
@@ -170,10 +170,10 @@ def test_a_progress_deadline_stops_the_rollout(fleet: dict[str, Any], tmp_path: 
 
     # prod-a never rolls NEW out, whatever the deadline; the deadline is long enough for the canary to roll NEW out
     # and for prod-a to roll back to BASE (both bounded by it) on a loaded machine
-    process = roll_out(write_inventory(tmp_path, fleet, NEW_INTERVAL), progress_deadline="30s")
+    process = roll_out(write_inventory(tmp_path, fleet, NEW_INTERVAL), progress_deadline="60s")
     assert process.returncode != 0, process.stdout[-6000:]
     assert "Rollout halted: group wave-1: 1 cluster(s) failed (prod-a), over its max failures (0)" in process.stdout
-    assert "prod-a: FAILED: progress deadline (30s) exceeded: the operator did not roll out generation" \
+    assert "prod-a: FAILED: progress deadline (60s) exceeded: the operator did not roll out generation" \
         in process.stdout
     assert_stopped_at_prod_a(fleet, generation, process.stdout)
 

@@ -126,7 +126,7 @@ class Rest:
         raise RuntimeError(f"{url}: still conflicting after {attempts} attempts")
 
 
-def wait_until(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1, what: str = "") -> Any:
+def wait_until(check: Callable[[], Any], timeout: float = 120.0, interval: float = 0.1, what: str = "") -> Any:
     """The first truthy value of `check()`; AssertionError naming `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
