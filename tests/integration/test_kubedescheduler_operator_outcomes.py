@@ -27,7 +27,7 @@ from operator_support import (
 )
 from playbook import run_tasks
 from restricted_user import restricted_kubeconfig, user_name
-from standins.descheduler_operator import GENERATION_ANNOTATION, OPERATOR_NAMESPACE
+from standins.descheduler_operator import GENERATION_ANNOTATION, OPERATOR_NAMESPACE, OPERATOR_POD_SELECTOR
 from standins.rest import wait_until
 
 
@@ -42,7 +42,7 @@ def operator_pod_log(kube: Any) -> str:
 
     with kube.api_client() as api_client:
         core = client.CoreV1Api(api_client)
-        pods = core.list_namespaced_pod(OPERATOR_NAMESPACE, label_selector="name=descheduler-operator").items
+        pods = core.list_namespaced_pod(OPERATOR_NAMESPACE, label_selector=OPERATOR_POD_SELECTOR).items
         return "".join(core.read_namespaced_pod_log(pod.metadata.name, OPERATOR_NAMESPACE) for pod in pods)
 
 

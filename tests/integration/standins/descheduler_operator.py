@@ -58,6 +58,7 @@ OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
 OPERAND = "descheduler"
 OPERAND_CONTAINER = "openshift-descheduler"
 OPERATOR_DEPLOYMENT = "descheduler-operator"
+OPERATOR_POD_SELECTOR = "name=descheduler-operator"  # the operator pods, whose log holds its refusals
 OPERAND_SERVICE_ACCOUNT = "openshift-descheduler-operand"
 OPERAND_IMAGE = "registry.redhat.io/kube-descheduler-operator/descheduler-rhel9:v5.4.0"
 GENERATION_ANNOTATION = "kubedeschedulers.operator.openshift.io/cluster"
@@ -210,7 +211,7 @@ class DeschedulerOperator(StandIn):
             self.operator_log.append(klog_line(severity, source, text))
 
     def _push_logs(self) -> None:
-        wanted = [("name=descheduler-operator", None, "".join(self.operator_log)),
+        wanted = [(OPERATOR_POD_SELECTOR, None, "".join(self.operator_log)),
                   (f"app={OPERAND}", OPERAND_CONTAINER, self.operand_log)]
         for selector, container, text in wanted:
             if not text:
