@@ -42,12 +42,25 @@ from real_cluster import (  # noqa: E402
 
 REAL_CLUSTER_ENV = "TEST_KUBECONFIG"
 SCHEDULER_ENV = "TEST_KUBE_SCHEDULER"
+CPU_REPORT_ENV = "TEST_CPU_REPORT"  # a directory: CPU-seconds per test (cpu_accounting.py)
 _RUNNING: dict[str, Any] = {}  # the session's control plane, for failure reports
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "faults: `kube.faults` injects errors, drops and delays (a proxy in front of "
                                        "the control plane); skipped when TEST_KUBECONFIG is set")
+    if os.environ.get(CPU_REPORT_ENV):
+        from cpu_accounting import CpuAccounting
+
+        config.pluginmanager.register(CpuAccounting(Path(os.environ[CPU_REPORT_ENV]), _server_pids), "cpu_accounting")
+
+
+def _server_pids() -> list[int]:
+    """The processes of the control planes running now: the session's and the fleet's extra ones."""
+    planes = [_RUNNING["plane"]] if "plane" in _RUNNING else []
+    if "fleet" in _RUNNING:
+        planes += _RUNNING["fleet"].extra_planes()
+    return [process.popen.pid for plane in planes for process in plane.processes]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

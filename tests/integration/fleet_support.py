@@ -56,6 +56,10 @@ class FleetPlanes:
         plane.kubelet = KubeletStandIn(client).start()
         self._extra.append((plane, client, workdir))
 
+    def extra_planes(self) -> list[Any]:
+        """The planes started so far besides the session's."""
+        return [plane for plane, *_rest in self._extra]
+
     def log_tail(self, lines: int = 40) -> str:
         return "\n\n".join(f"######## fleet cluster {index} ########\n{plane.log_tail(lines)}"
                            for index, (plane, *_rest) in enumerate(self._extra, start=2))

@@ -1,0 +1,58 @@
+"""Sum the CPU-seconds of TEST_CPU_REPORT (cpu_accounting.py) per test file, most expensive first.
+
+    python tests/integration/cpu_report.py DIRECTORY [--tests N]
+
+Prints per file: tests, wall seconds (summed over its tests), CPU-seconds of the pytest worker, of the subprocesses
+it ran and of the control-plane servers, and the total; then the N most expensive tests (default 20).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+COLUMNS = ("wall", "worker", "children", "servers")
+
+
+def read_lines(directory: Path) -> list[dict]:
+    return [json.loads(line) for path in sorted(directory.glob("*.jsonl")) for line in path.read_text().splitlines()
+            if line.strip()]
+
+
+def total(line: dict) -> float:
+    return line["worker"] + line["children"] + line["servers"]
+
+
+def table(rows: list[tuple[str, int, dict[str, float]]]) -> str:
+    out = [f"{'':70} {'tests':>5} " + " ".join(f"{c:>9}" for c in (*COLUMNS, "cpu"))]
+    for name, count, sums in rows:
+        cpu = sums["worker"] + sums["children"] + sums["servers"]
+        out.append(f"{name[-70:]:70} {count:5d} " + " ".join(f"{sums[c]:9.1f}" for c in COLUMNS) + f" {cpu:9.1f}")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--tests", type=int, default=20)
+    args = parser.parse_args()
+    lines = read_lines(args.directory)
+    per_file: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(COLUMNS, 0.0))
+    counts: dict[str, int] = defaultdict(int)
+    for line in lines:
+        name = line["test"].split("::")[0]
+        counts[name] += 1
+        for column in COLUMNS:
+            per_file[name][column] += line[column]
+    ranked = sorted(per_file, key=lambda n: -(per_file[n]["worker"] + per_file[n]["children"] + per_file[n]["servers"]))
+    everything = {c: sum(per_file[n][c] for n in per_file) for c in COLUMNS}
+    print(table([(name, counts[name], per_file[name]) for name in ranked] + [("all", len(lines), everything)]))
+    print(f"\nthe {args.tests} most expensive tests")
+    top = sorted(lines, key=lambda line: -total(line))[:args.tests]
+    print(table([(line["test"], 1, line) for line in top]))
+
+
+if __name__ == "__main__":
+    main()
