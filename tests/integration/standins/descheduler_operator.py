@@ -237,15 +237,16 @@ class DeschedulerOperator(StandIn):
                 if key in desired:
                     current[key] = _merged(current.get(key), desired[key])
 
-        # The object can vanish between the two calls (the garbage collector removing it once its KubeDescheduler
-        # was deleted): start again from the create, as a controller requeues, and let a later sync settle it.
+        # Read and update first: it exists on every pass but the first. It can vanish or appear between the calls
+        # (the garbage collector removing it once its KubeDescheduler was deleted): start again, as a controller
+        # requeues, and let a later sync settle it.
         for _attempt in range(APPLY_ATTEMPTS):
+            result = self.rest.change(f"{collection}/{metadata['name']}", edit)  # None: absent
+            if result is not None:
+                return result
             created = self.rest.create_if_absent(collection, desired)
             if created is not None:
                 return created
-            result = self.rest.change(f"{collection}/{metadata['name']}", edit)
-            if result is not None:
-                return result
         raise AssertionError(f"{collection}/{metadata['name']} vanished {APPLY_ATTEMPTS} times while it was applied")
 
     @staticmethod

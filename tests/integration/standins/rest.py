@@ -37,10 +37,13 @@ class Rest:
 
     def __init__(self, api_client: Any) -> None:
         self.api_client = api_client
+        self.writes = 0  # requests other than GET, so a loop can tell a pass that changed something
 
     def request(self, method: str, url: str, body: Any = None, query: Iterable[tuple[str, Any]] = (),
                 content_type: str = "application/json") -> Any:
         """One call; ApiException (with .status and .body) for an HTTP error, as the typed client raises it."""
+        if method != "GET":
+            self.writes += 1
         method, full_url, headers, body, post_params = self.api_client.param_serialize(
             method=method, resource_path=url, query_params=list(query), body=body, auth_settings=["BearerToken"],
             header_params={"Accept": "application/json", "Content-Type": content_type})
@@ -75,7 +78,11 @@ class Rest:
         return self.request("POST", url, body)
 
     def create_if_absent(self, url: str, body: dict[str, Any]) -> dict[str, Any] | None:
-        """Create; None when it already exists (409)."""
+        """Create; None when it already exists. Read first, as a controller checks its cache before it creates: a
+        create refused as a conflict still costs the API server an admission pass and etcd a transaction, and the
+        stand-ins' loops ask several times a second."""
+        if self.get(f"{url}/{body['metadata']['name']}") is not None:
+            return None
         try:
             return self.create(url, body)
         except ApiException as error:
