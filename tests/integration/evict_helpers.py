@@ -17,7 +17,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+
+from standins.rest import wait_until
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.9"
 
@@ -94,17 +96,6 @@ def create(kube: Any, *objects: dict[str, Any]) -> None:
             resource.create(body=obj, namespace=namespace)
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 120, interval: float = 0.2, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}")
-        time.sleep(interval)
-
-
 def wait_until_pods_are_older_than(pods: list[dict[str, Any]], seconds: float) -> None:
     """Return once every pod is more than `seconds` old, for any reader of its creationTimestamp (which the API
     server truncates to the second, so a pod may read up to a second older than it is) and however whole seconds
@@ -128,7 +119,7 @@ def ready_replicas(kube: Any, namespace: str, app: str, replicas: int) -> list[d
                 "conditions") or [])]
         return pods if len(pods) == replicas else None
 
-    return wait_for(ready, what=f"{replicas} ready pods of {namespace}/{app}")
+    return wait_until(ready, what=f"{replicas} ready pods of {namespace}/{app}")
 
 
 def plan_of(pods: list[dict[str, Any]], now: str | None = None, **overrides: Any) -> dict[str, Any]:

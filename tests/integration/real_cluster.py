@@ -293,6 +293,7 @@ def wait_namespaces_gone(client: Any, names: set[str], timeout: float = NAMESPAC
     looked at again within its 5 s)."""
     deadline = time.monotonic() + timeout
     pending = set(names)
+    pause = 0.2
     while pending and time.monotonic() < deadline:
         for name in sorted(pending):
             try:
@@ -305,7 +306,8 @@ def wait_namespaces_gone(client: Any, names: set[str], timeout: float = NAMESPAC
             if _force_delete_pods(client, name):
                 _touch_namespace(client, name)
         if pending:
-            time.sleep(0.2)
+            time.sleep(pause)
+            pause = min(pause * 1.5, 1.0)  # each round lists and may delete pods: no need for five a second
     if pending:
         raise TimeoutError(f"namespaces {sorted(pending)} still terminating after {timeout:.0f}s")
 

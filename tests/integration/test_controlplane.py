@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 import urllib3
-from evict_helpers import bare_pod, create, node, pdb, pods_of, ready_replicas, replicaset, wait_for
+from evict_helpers import bare_pod, create, node, pdb, pods_of, ready_replicas, replicaset
+from standins.rest import wait_until
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("TEST_KUBECONFIG")), reason="checks the suite's own control plane")
 
@@ -35,7 +36,7 @@ def test_new_namespaces_get_what_controllers_give_them(kube: Any, api_client: An
         return [c.metadata.name for c in core(api_client).list_namespaced_config_map(namespace).items
                 if c.metadata.name == "kube-root-ca.crt"]
 
-    assert wait_for(root_ca, what="kube-root-ca.crt") == ["kube-root-ca.crt"]
+    assert wait_until(root_ca, what="kube-root-ca.crt") == ["kube-root-ca.crt"]
     assert core(api_client).read_namespaced_service_account("default", namespace).metadata.name == "default"
 
 
@@ -56,7 +57,7 @@ def test_replicaset_pods_are_placed_run_and_are_replaced(kube: Any, namespace: s
 
     victim = pods[0]["metadata"]["name"]
     kube.delete("Pod", namespace, victim)  # graceful: the stand-in finishes it as a kubelet would
-    wait_for(lambda: kube.get("Pod", namespace, victim) is None, what=f"{victim} to be gone")
+    wait_until(lambda: kube.get("Pod", namespace, victim) is None, what=f"{victim} to be gone")
     replaced = ready_replicas(kube, namespace, "web", 4)
     assert victim not in {p["metadata"]["name"] for p in replaced}
 
@@ -78,7 +79,7 @@ def test_the_kubelet_stand_in_serves_container_logs(kube: Any, api_client: Any, 
         except client.exceptions.ApiException:
             return None  # until the node reports where its kubelet listens
 
-    wait_for(lambda: log() == "one\ntwo\nthree\n", what="the pod's log")
+    wait_until(lambda: log() == "one\ntwo\nthree\n", what="the pod's log")
     assert log(tail_lines=1) == "three\n"
     assert log(container="main", limit_bytes=3) == "one"
 
@@ -90,7 +91,7 @@ def test_a_pod_whose_status_the_test_writes_keeps_it(kube: Any, namespace: str) 
     kube.load([pending, bare_pod(namespace, "running", "worker-1")])
     # the stand-in handles pod events in the order the API server wrote them: once it marked the later pod
     # Running, it has handled the test's pod, and one that ignored hands_off would have marked that one too
-    wait_for(lambda: kube.get("Pod", namespace, "running")["status"].get("phase") == "Running",
+    wait_until(lambda: kube.get("Pod", namespace, "running")["status"].get("phase") == "Running",
              what="the stand-in to mark the later pod Running")
     assert kube.get("Pod", namespace, "waiting")["status"]["phase"] == "Pending"
 
@@ -102,7 +103,7 @@ def test_the_disruption_controller_keeps_pdbs(kube: Any, api_client: Any, namesp
     create(kube, replicaset(namespace, "db", 2), pdb(namespace, "db", "db", min_available=2))
     ready_replicas(kube, namespace, "db", 2)
     policy = client.PolicyV1Api(api_client)
-    status = wait_for(lambda: (s := policy.read_namespaced_pod_disruption_budget("db", namespace).status)
+    status = wait_until(lambda: (s := policy.read_namespaced_pod_disruption_budget("db", namespace).status)
                       and s.current_healthy == 2 and s, what="the PDB status")
     assert status.disruptions_allowed == 0
     victim = pods_of(kube, namespace, "db")[0]["metadata"]["name"]

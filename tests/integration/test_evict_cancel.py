@@ -26,10 +26,10 @@ from evict_helpers import (
     plan_of,
     ready_replicas,
     replicaset,
-    wait_for,
 )
 from playbook import ansible_env, executable, run_tasks
 from process_tree import module_process
+from standins.rest import wait_until
 
 FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
 NODES = ("worker-1", "worker-2", "worker-3")
@@ -63,7 +63,7 @@ def start_playbook(directory: Path, task: dict[str, Any]) -> subprocess.Popen:
 
 def module_pid(playbook: subprocess.Popen) -> int:
     """The evict module's process below a running ansible-playbook."""
-    return wait_for(lambda: module_process(playbook.pid, "evict"), timeout=120, what="the evict module process")
+    return wait_until(lambda: module_process(playbook.pid, "evict"), timeout=120, what="the evict module process")
 
 
 def running(pid: int) -> bool:
@@ -99,10 +99,10 @@ def test_a_cancelled_playbook_starts_no_eviction_after_the_cancel_and_a_rerun_re
     playbook = start_playbook(tmp_path / "first", {"descheduler.fleet.evict": evict_args(
         cluster, plan=plan, journal=str(journal), pause=PAUSE, **caps)})
     module = module_pid(playbook)
-    wait_for(lambda: accepted(journal) >= 1, timeout=60, what="the first eviction")
+    wait_until(lambda: accepted(journal) >= 1, timeout=60, what="the first eviction")
     cancelled_at = cancel_like_awx(playbook)
     gone_at_cancel = evicted_uids(cluster, namespace, plan)
-    wait_for(lambda: not running(module), timeout=120, what="the module to stop after the cancel")
+    wait_until(lambda: not running(module), timeout=120, what="the module to stop after the cancel")
     # without the cancel the run would go on to 4 evictions, one every PAUSE seconds; give it the time to show
     time.sleep(PAUSE + 1)
     gone = evicted_uids(cluster, namespace, plan)
@@ -147,7 +147,7 @@ def test_sigterm_to_the_module_cancels_the_run_and_the_task_fails_saying_so(
                                  "-i", "localhost,"], env=ansible_env(), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
     module = module_pid(playbook)
-    wait_for(lambda: accepted(journal) >= 1, timeout=60, what="the first eviction")
+    wait_until(lambda: accepted(journal) >= 1, timeout=60, what="the first eviction")
     os.kill(module, signal.SIGTERM)
     output, _unused = playbook.communicate(timeout=60)
     result = json.loads(results_file.read_text())
@@ -174,10 +174,10 @@ def test_a_cancelled_run_leaves_a_live_migration_to_kubevirt_and_the_rerun_follo
         playbook = start_playbook(tmp_path / "first", {"descheduler.fleet.evict": evict_args(
             cluster, plan=plan, journal=str(journal))})
         module = module_pid(playbook)
-        wait_for(lambda: any(e["event"] == "migration_started" for e in journal_entries(journal)), timeout=60,
+        wait_until(lambda: any(e["event"] == "migration_started" for e in journal_entries(journal)), timeout=60,
                  what="the migration to start")
         cancel_like_awx(playbook)
-        wait_for(lambda: not running(module), timeout=120, what="the module to stop after the cancel")
+        wait_until(lambda: not running(module), timeout=120, what="the module to stop after the cancel")
         entries = journal_entries(journal)
         assert entries[-1]["event"] == "run_finished" and entries[-1]["stop_reason"] == "cancelled"
         assert not [e for e in entries if e["event"] == "outcome"], "the migration's end is left to the next run"

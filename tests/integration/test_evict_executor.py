@@ -37,8 +37,8 @@ from evict_helpers import (
     plan_of,
     ready_replicas,
     replicaset,
-    wait_for,
 )
+from standins.rest import wait_until
 
 ONE_HOUR_LATER = calendar.timegm((2026, 1, 1, 1, 0, 0))
 # replacement_timeout: on the control plane a replacement is created, bound and started by three components.
@@ -160,7 +160,7 @@ def wait_pdb_settled(kube: Any, name: str, allowed: int) -> None:
         status = (kube.get("PodDisruptionBudget", "shop", name) or {}).get("status") or {}
         return status.get("disruptionsAllowed") == allowed and status.get("expectedPods") is not None
 
-    wait_for(settled, what=f"PDB shop/{name} to allow {allowed}")
+    wait_until(settled, what=f"PDB shop/{name} to allow {allowed}")
 
 
 @pytest.mark.faults
@@ -231,7 +231,7 @@ def replica_down(kube: Any, pod: dict[str, Any]) -> None:
     with kube.api_client() as api_client:
         client.CoreV1Api(api_client).patch_namespaced_pod_status(
             pod["metadata"]["name"], "shop", {"status": {"conditions": conditions}})
-    wait_for(lambda: (kube.get("ReplicaSet", "shop", "web")["status"].get("readyReplicas") == 2),
+    wait_until(lambda: (kube.get("ReplicaSet", "shop", "web")["status"].get("readyReplicas") == 2),
              what="shop/web to count 2 ready replicas")
 
 

@@ -27,10 +27,10 @@ from evict_helpers import (
     plan_of,
     ready_replicas,
     replicaset,
-    wait_for,
 )
 from playbook import ansible_env, executable, run_tasks
 from process_tree import holds_open, kill_tree, module_process
+from standins.rest import wait_until
 
 FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
 NODES = ("worker-1", "worker-2", "worker-3")
@@ -172,7 +172,7 @@ def test_lock_timeout_waits_for_the_holder_and_zero_fails_at_once(
         waiting = start_playbook(tmp_path / "waits", evict_task(cluster, plan=plan, journal=str(journal),
                                                                 lock_timeout=60))
         # the module opens the lock file, then polls it: once it has it open it is waiting for the lock
-        wait_for(lambda: (pid := module_process(waiting.pid, "evict")) and holds_open(pid, f"{journal}.lock"),
+        wait_until(lambda: (pid := module_process(waiting.pid, "evict")) and holds_open(pid, f"{journal}.lock"),
                  timeout=120, what="the second run's module to open the journal's lock file")
         assert evicted_uids(cluster, namespace, plan) == set(), "nothing happens while the lock is held"
     finally:
@@ -192,13 +192,13 @@ def test_a_stale_lock_and_lease_from_a_killed_run_are_taken_over(
     lease = {"namespace": namespace, "duration": 300}
     first = start_playbook(tmp_path / "first", evict_task(cluster, plan=plan, journal=str(journal), lease=lease,
                                                           pause=3))
-    wait_for(lambda: journal_events(journal, "accepted"), timeout=60, what="the first eviction")
+    wait_until(lambda: journal_events(journal, "accepted"), timeout=60, what="the first eviction")
     holder = json.loads(Path(f"{journal}.lock").read_text())
     assert (read_lease(cluster, namespace) or {}).get("spec", {}).get("holderIdentity", "").startswith(
         f"{socket.gethostname()}/pid-{holder['pid']}/")
     kill_tree(first.pid)  # nothing gets to clean up: the lock file and the Lease still name the dead run
     first.wait()
-    wait_for(lambda: not Path(f"/proc/{holder['pid']}").exists(), timeout=10, what="the killed module to be gone")
+    wait_until(lambda: not Path(f"/proc/{holder['pid']}").exists(), timeout=10, what="the killed module to be gone")
 
     process, results = run_tasks(tmp_path, [evict_task(cluster, plan=plan, journal=str(journal), lease=lease)])
     assert process.returncode == 0, process.stdout[-3000:]
@@ -259,7 +259,7 @@ def test_lock_timeout_waits_for_a_lease_to_expire_then_takes_it_and_renews_it(
             taken_at.append(spec["acquireTime"])
         return len(renewals) >= 3
 
-    wait_for(renewed_twice, timeout=60, interval=0.5, what="the Lease to be taken and renewed")
+    wait_until(renewed_twice, timeout=60, interval=0.5, what="the Lease to be taken and renewed")
     result = finished(playbook, tmp_path / "run")
     assert not result.get("failed"), result.get("msg")
     # taken only once expired: 10 s after the other holder's last renewal (both times from this machine's clock,
@@ -323,7 +323,7 @@ def test_a_run_that_loses_its_lease_stops_starting_evictions(cluster: Any, names
     plan = web(cluster, namespace, 5)
     lease = {"namespace": namespace, "duration": 10, "renew_deadline": 6}
     playbook = start_playbook(tmp_path / "run", evict_task(cluster, plan=plan, lease=lease, pause=4))
-    wait_for(lambda: evicted_uids(cluster, namespace, plan), timeout=60, what="the first eviction")
+    wait_until(lambda: evicted_uids(cluster, namespace, plan), timeout=60, what="the first eviction")
     taken = read_lease(cluster, namespace)
     taken["spec"]["holderIdentity"] = "control-node-2/pid-4711/0123abcd"  # another control node takes it
     with cluster.api_client() as api_client:

@@ -26,11 +26,11 @@ from evict_helpers import (
     pods_of,
     ready_replicas,
     replicaset,
-    wait_for,
 )
 from kubelet_standin import NEVER_READY
 from playbook import ansible_env, executable, run_tasks
 from process_tree import kill_tree
+from standins.rest import wait_until
 
 FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
 NODES = ("worker-1", "worker-2", "worker-3", "worker-4")
@@ -65,7 +65,7 @@ def wait_pdb_allowed(kube: Any, namespace: str, name: str, allowed: int) -> None
             status = client.PolicyV1Api(api_client).read_namespaced_pod_disruption_budget(name, namespace).status
         return status is not None and status.disruptions_allowed == allowed and status.expected_pods is not None
 
-    wait_for(settled, what=f"PDB {namespace}/{name} to allow {allowed}")
+    wait_until(settled, what=f"PDB {namespace}/{name} to allow {allowed}")
 
 
 # ---- check mode, replacements, PDBs ----------------------------------------------------------------------------------
@@ -192,7 +192,7 @@ def test_stale_plan_entries_are_skipped_with_the_reason(cluster: Any, namespace:
         core = client.CoreV1Api(api_client)
         core.delete_namespaced_pod("gone", namespace, grace_period_seconds=0)
         core.delete_namespaced_pod("replaced", namespace, grace_period_seconds=0)
-        wait_for(lambda: all(cluster.get("Pod", namespace, name) is None for name in ("gone", "replaced")))
+        wait_until(lambda: all(cluster.get("Pod", namespace, name) is None for name in ("gone", "replaced")))
         create(cluster, bare_pod(namespace, "replaced", node_name))
         core.delete_namespaced_pod("terminating", namespace)
     try:
@@ -293,21 +293,21 @@ def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(kube: Any, tm
     web["spec"]["template"]["metadata"]["annotations"] = {NEVER_READY: "true"}
     kube.load([namespace_object("shop"), *(node(name) for name in NODES)])
     kube.create(web)
-    pods = wait_for(lambda: running_pods(kube, "shop", 4), what="4 running pods of shop/web")
+    pods = wait_until(lambda: running_pods(kube, "shop", 4), what="4 running pods of shop/web")
     recorder = eviction_recorder(kube)
     plan = plan_of(pods)
     journal = tmp_path / "journal.jsonl"
     first = _start_playbook(tmp_path / "first", [evict_task(kube, plan=plan, journal=str(journal), max_in_flight=1,
                                                             max_unavailable="none", replacement_timeout=120)])
     try:
-        wait_for(lambda: journal.exists() and any(e["event"] == "accepted" for e in _journal(journal)), timeout=60,
+        wait_until(lambda: journal.exists() and any(e["event"] == "accepted" for e in _journal(journal)), timeout=60,
                  what="the first eviction")
     finally:
         # the control node dies mid-run: everything, the module included, is killed before it can clean up (a
         # cancelled playbook whose module survives is test_evict_cancel.py's case)
         kill_tree(first.pid)
         first.wait()
-    wait_for(lambda: recorder.evicted, timeout=60, what="the proxy to record the answer it passed on")
+    wait_until(lambda: recorder.evicted, timeout=60, what="the proxy to record the answer it passed on")
     assert len(recorder.evicted) == 1
     process, results = run_tasks(tmp_path, [evict_task(kube, plan=plan, journal=str(journal),
                                                        max_unavailable="none", wait_for_replacements=False)])

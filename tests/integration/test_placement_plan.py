@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from evict_helpers import PAUSE_IMAGE, wait_for
+from evict_helpers import PAUSE_IMAGE
 from fleet_support import generated_cluster
 from playbook import REPO, run_tasks
 
 sys.path.insert(0, str(REPO / "examples"))
 from generate_cluster import build_cluster  # noqa: E402
+from standins.rest import wait_until
 
 NOW = "2026-11-22T12:00:00Z"
 # pods naming a scheduler nobody runs stay unbound until a test binds them (the kubelet stand-in binds the others)
@@ -163,7 +164,7 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                 "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
                 "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": f"{prefix}-data",
                          "resources": {"requests": {"storage": "1Gi"}}}})
-            wait_for(lambda: core.read_namespaced_persistent_volume_claim("data", namespace).status.phase == "Bound",
+            wait_until(lambda: core.read_namespaced_persistent_volume_claim("data", namespace).status.phase == "Bound",
                      what="kube-controller-manager binding the claim")
             core.create_namespaced_pod(namespace, {
                 "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "load", "labels": {"app": "load"}},
@@ -179,7 +180,7 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                              "containers": [{"name": "c", "image": PAUSE_IMAGE,
                                              "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
                              "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}}}})
-            pod = wait_for(lambda: core.list_namespaced_pod(namespace, label_selector="app=db").items,
+            pod = wait_until(lambda: core.list_namespaced_pod(namespace, label_selector="app=db").items,
                            what="the ReplicaSet's pod")[0]
             core.create_namespaced_binding(namespace, {
                 "apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod.metadata.name},
@@ -227,7 +228,7 @@ def test_live_plan_sends_a_replacement_to_the_node_holding_its_image(kube: Any, 
                         "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}]}}}})
             # the kubelet stand-in binds it first fit (the first of the three equal nodes by name, "cold"); wherever
             # it runs, its replacement belongs on the warm node
-            pod = wait_for(lambda: [p for p in core.list_namespaced_pod(namespace, label_selector="app=app").items
+            pod = wait_until(lambda: [p for p in core.list_namespaced_pod(namespace, label_selector="app=app").items
                                     if p.spec.node_name], what="the ReplicaSet's pod, bound")[0]
             assert pod.metadata.owner_references[0].uid == owner.metadata.uid
             later, policy = _aged_out(namespace, "app")

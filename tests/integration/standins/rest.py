@@ -32,6 +32,9 @@ def object_path(obj: dict[str, Any], plural: str, subresource: str | None = None
     return path(obj["apiVersion"], plural, metadata.get("namespace"), metadata["name"], subresource)
 
 
+LONGEST_POLL = 0.5  # seconds between two checks of wait_until, at most
+
+
 class Rest:
     """get/list/create/update/patch/delete of JSON objects; a missing object reads as None."""
 
@@ -134,15 +137,19 @@ class Rest:
 
 
 def wait_until(check: Callable[[], Any], timeout: float = 120.0, interval: float = 0.1, what: str = "") -> Any:
-    """The first truthy value of `check()`; AssertionError naming `what` after `timeout` seconds."""
+    """The tests' one waiter: the first truthy value of `check()`; AssertionError naming `what` after `timeout`
+    seconds. Checks come `interval` apart at first, then half as often again each time up to `LONGEST_POLL` (a check
+    is an API request or more, and a long wait polled ten times a second costs CPU a loaded machine lacks)."""
     deadline = time.monotonic() + timeout
+    pause = interval
     while True:
         value = check()
         if value:
             return value
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout:g}s waiting for {what or check}")
-        time.sleep(interval)
+        time.sleep(pause)
+        pause = min(pause * 1.5, max(interval, LONGEST_POLL))
 
 
 # --- CustomResourceDefinitions ---------------------------------------------------------------------------------------
