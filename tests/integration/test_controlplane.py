@@ -92,7 +92,7 @@ def test_a_pod_whose_status_the_test_writes_keeps_it(kube: Any, namespace: str) 
     # the stand-in handles pod events in the order the API server wrote them: once it marked the later pod
     # Running, it has handled the test's pod, and one that ignored hands_off would have marked that one too
     wait_until(lambda: kube.get("Pod", namespace, "running")["status"].get("phase") == "Running",
-             what="the stand-in to mark the later pod Running")
+               what="the stand-in to mark the later pod Running")
     assert kube.get("Pod", namespace, "waiting")["status"]["phase"] == "Pending"
 
 
@@ -104,7 +104,7 @@ def test_the_disruption_controller_keeps_pdbs(kube: Any, api_client: Any, namesp
     ready_replicas(kube, namespace, "db", 2)
     policy = client.PolicyV1Api(api_client)
     status = wait_until(lambda: (s := policy.read_namespaced_pod_disruption_budget("db", namespace).status)
-                      and s.current_healthy == 2 and s, what="the PDB status")
+                        and s.current_healthy == 2 and s, what="the PDB status")
     assert status.disruptions_allowed == 0
     victim = pods_of(kube, namespace, "db")[0]["metadata"]["name"]
     with pytest.raises(client.exceptions.ApiException) as refused:

@@ -175,7 +175,7 @@ def test_a_cancelled_run_leaves_a_live_migration_to_kubevirt_and_the_rerun_follo
             cluster, plan=plan, journal=str(journal))})
         module = module_pid(playbook)
         wait_until(lambda: any(e["event"] == "migration_started" for e in journal_entries(journal)), timeout=60,
-                 what="the migration to start")
+                   what="the migration to start")
         cancel_like_awx(playbook)
         wait_until(lambda: not running(module), timeout=120, what="the module to stop after the cancel")
         entries = journal_entries(journal)

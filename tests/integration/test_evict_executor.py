@@ -232,7 +232,7 @@ def replica_down(kube: Any, pod: dict[str, Any]) -> None:
         client.CoreV1Api(api_client).patch_namespaced_pod_status(
             pod["metadata"]["name"], "shop", {"status": {"conditions": conditions}})
     wait_until(lambda: (kube.get("ReplicaSet", "shop", "web")["status"].get("readyReplicas") == 2),
-             what="shop/web to count 2 ready replicas")
+               what="shop/web to count 2 ready replicas")
 
 
 # `pause` spaces the eviction requests as the API server receives them: one request at a time, the next `pause`

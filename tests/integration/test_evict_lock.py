@@ -173,7 +173,7 @@ def test_lock_timeout_waits_for_the_holder_and_zero_fails_at_once(
                                                                 lock_timeout=60))
         # the module opens the lock file, then polls it: once it has it open it is waiting for the lock
         wait_until(lambda: (pid := module_process(waiting.pid, "evict")) and holds_open(pid, f"{journal}.lock"),
-                 timeout=120, what="the second run's module to open the journal's lock file")
+                   timeout=120, what="the second run's module to open the journal's lock file")
         assert evicted_uids(cluster, namespace, plan) == set(), "nothing happens while the lock is held"
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)

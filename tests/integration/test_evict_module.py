@@ -301,7 +301,7 @@ def test_an_interrupted_run_resumes_without_evicting_any_pod_twice(kube: Any, tm
                                                             max_unavailable="none", replacement_timeout=120)])
     try:
         wait_until(lambda: journal.exists() and any(e["event"] == "accepted" for e in _journal(journal)), timeout=60,
-                 what="the first eviction")
+                   what="the first eviction")
     finally:
         # the control node dies mid-run: everything, the module included, is killed before it can clean up (a
         # cancelled playbook whose module survives is test_evict_cancel.py's case)

@@ -165,7 +165,7 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                 "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": f"{prefix}-data",
                          "resources": {"requests": {"storage": "1Gi"}}}})
             wait_until(lambda: core.read_namespaced_persistent_volume_claim("data", namespace).status.phase == "Bound",
-                     what="kube-controller-manager binding the claim")
+                       what="kube-controller-manager binding the claim")
             core.create_namespaced_pod(namespace, {
                 "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "load", "labels": {"app": "load"}},
                 "spec": {"nodeName": busy, "containers": [{"name": "c", "image": PAUSE_IMAGE, "resources": {
@@ -181,7 +181,7 @@ def test_live_plan_keeps_a_replacement_with_a_local_volume_on_its_node(kube: Any
                                              "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
                              "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}}}})
             pod = wait_until(lambda: core.list_namespaced_pod(namespace, label_selector="app=db").items,
-                           what="the ReplicaSet's pod")[0]
+                             what="the ReplicaSet's pod")[0]
             core.create_namespaced_binding(namespace, {
                 "apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod.metadata.name},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": busy}}, _preload_content=False)
@@ -229,7 +229,7 @@ def test_live_plan_sends_a_replacement_to_the_node_holding_its_image(kube: Any, 
             # the kubelet stand-in binds it first fit (the first of the three equal nodes by name, "cold"); wherever
             # it runs, its replacement belongs on the warm node
             pod = wait_until(lambda: [p for p in core.list_namespaced_pod(namespace, label_selector="app=app").items
-                                    if p.spec.node_name], what="the ReplicaSet's pod, bound")[0]
+                                      if p.spec.node_name], what="the ReplicaSet's pod, bound")[0]
             assert pod.metadata.owner_references[0].uid == owner.metadata.uid
             later, policy = _aged_out(namespace, "app")
             plan = _live_plan(kube, tmp_path, policy=policy, now=later)
