@@ -6,7 +6,7 @@ Errors are kept (`errors`) and retried on the next pass; tests call `check()` to
 
 The next pass comes `interval` after one that wrote something (a change in progress goes on at once); after passes
 that wrote nothing the wait doubles up to `idle_interval`. A pass costs a dozen requests: at five passes a second an
-idle stand-in kept the API server, etcd and the test process about 13 CPU-seconds a minute busy, and a fleet test
+idle operator stand-in kept the API server, etcd and the test process 18 CPU-seconds a minute busy, and a fleet test
 runs one per cluster for minutes, on a suite that is CPU-bound on two cores. A write from outside (a module's) is
 seen within `idle_interval`.
 """

@@ -138,7 +138,7 @@ class Rest:
 
 def wait_until(check: Callable[[], Any], timeout: float = 120.0, interval: float = 0.1, what: str = "") -> Any:
     """The tests' one waiter: the first truthy value of `check()`; AssertionError naming `what` after `timeout`
-    seconds. Checks come `interval` apart at first, then half as often again each time up to `LONGEST_POLL` (a check
+    seconds. Checks come `interval` apart at first, each pause 1.5 times the last up to `LONGEST_POLL` (a check
     is an API request or more, and a long wait polled ten times a second costs CPU a loaded machine lacks)."""
     deadline = time.monotonic() + timeout
     pause = interval
