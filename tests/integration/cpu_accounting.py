@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from process_tree import stat_fields
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -28,10 +29,9 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 def process_cpu_seconds(pid: int) -> float:
     """User + system CPU of a running process (0 once it is gone)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat_fields(pid)
     except OSError:
         return 0.0
-    fields = stat[stat.rfind(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 

@@ -11,6 +11,13 @@ import signal
 from pathlib import Path
 
 
+def stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name (state, parent pid, ...; utime and stime are 11 and 12);
+    OSError when the process is gone."""
+    with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+        return handle.read().rsplit(")", 1)[-1].split()
+
+
 def descendants(pid: int) -> list[int]:
     """Every live process below ``pid`` (children first), read from /proc."""
     children: dict[int, list[int]] = {}
@@ -18,8 +25,7 @@ def descendants(pid: int) -> list[int]:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as handle:
-                parent = int(handle.read().rsplit(")", 1)[-1].split()[1])
+            parent = int(stat_fields(int(entry))[1])
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(parent, []).append(int(entry))

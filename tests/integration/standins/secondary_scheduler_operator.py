@@ -113,11 +113,11 @@ class SecondarySchedulerOperator(StandIn):
             "apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": {"name": OPERAND, "namespace": NAMESPACE, "ownerReferences": [owner_reference(cr)]}})
         desired = operand(cr, config_map)
-        if self.rest.create_if_absent(path("apps/v1", "deployments", NAMESPACE), desired) is not None:
-            return
         url = path("apps/v1", "deployments", NAMESPACE, OPERAND)
-        current = self.rest.get(url) or {}
-        if current and _rendered(current) != _rendered(desired):
+        current = self.rest.get(url)  # one read a pass: it exists on every pass but the first
+        if current is None:
+            self.rest.create_if_absent(path("apps/v1", "deployments", NAMESPACE), desired)
+        elif _rendered(current) != _rendered(desired):
             # ApplyDeployment: the template is replaced, so the Deployment controller rolls out new pods.
             self.rest.change(url, lambda d: d["spec"].update(template=desired["spec"]["template"]))
 
