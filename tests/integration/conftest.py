@@ -11,8 +11,8 @@
   Control-plane logs are appended to the report of a failed test.
 - `fleet_clusters`: a factory, `fleet_clusters(n)` -> n clusters for a fleet test (one inventory host each): on the
   control plane, the session's plane and extra planes sharing its etcd (tests/integration/fleet_support.py),
-  started on first use and kept for the session, each handle cleaning up like `kube`; skipped with TEST_KUBECONFIG
-  (one cluster).
+  started on first use and stopped after the last of a run of fleet tests (`group_fleet_tests`), each handle
+  cleaning up like `kube`; skipped with TEST_KUBECONFIG (one cluster).
 - `api_client`: a `kubernetes.client.ApiClient` for `kube`; `dynamic_client`: a DynamicClient on it;
   `namespace`: a fresh namespace for the test.
 """
@@ -44,6 +44,10 @@ REAL_CLUSTER_ENV = "TEST_KUBECONFIG"
 SCHEDULER_ENV = "TEST_KUBE_SCHEDULER"
 CPU_REPORT_ENV = "TEST_CPU_REPORT"  # a directory: CPU-seconds per test (cpu_accounting.py)
 _RUNNING: dict[str, Any] = {}  # the session's control plane, for failure reports
+# The fleet tests' xdist groups, by module: two of about equal length (at 3d8e2ea, four workers: tune role and
+# cluster identity about 1,350 worker-seconds; rollout, sliced workflow and the rest about 1,300), each on a worker.
+FLEET_GROUPS_DEFAULT = "fleet-1"
+FLEET_GROUPS = {"test_tune_role.py": "fleet-2", "test_cluster_identity.py": "fleet-2"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -63,13 +67,46 @@ def _server_pids() -> list[int]:
     return [process.popen.pid for plane in planes for process in plane.processes]
 
 
+def uses_fleet(item: pytest.Item | None) -> bool:
+    return item is not None and "fleet_clusters" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    group_fleet_tests(items)
     if not os.environ.get(REAL_CLUSTER_ENV):
         return
     skip = pytest.mark.skip(reason=f"needs the fault proxy ({REAL_CLUSTER_ENV} points at a real cluster)")
     for item in items:
         if item.get_closest_marker("faults"):
             item.add_marker(skip)
+
+
+def group_fleet_tests(items: list[pytest.Item]) -> None:
+    """The fleet tests' extra planes cost CPU while they live (about 1.6 CPU-seconds a minute each, idle): each fleet
+    test module joins one of FLEET_GROUPS, an `xdist_group` that `--dist loadgroup` gives to one worker, so two
+    workers start extra planes instead of every worker; and a group's tests run one after another (moved next to
+    the first of them), so the planes stop after its last test (`pytest_runtest_teardown`)."""
+    fleet = [item for item in items if uses_fleet(item)]
+    for item in fleet:
+        item.add_marker(pytest.mark.xdist_group(FLEET_GROUPS.get(item.path.name, FLEET_GROUPS_DEFAULT)))
+    if not fleet:
+        return
+    first = items.index(fleet[0])
+    rest = [item for item in items if not uses_fleet(item)]
+    by_group = sorted(fleet, key=lambda item: FLEET_GROUPS.get(item.path.name, FLEET_GROUPS_DEFAULT))
+    items[:] = rest[:first] + by_group + rest[first:]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After the last fleet test of a run of them (the test's own fixtures torn down), the extra planes stop; a later
+    fleet test starts them again."""
+    result = yield
+    fleet = _RUNNING.get("fleet")
+    if fleet is not None and nextitem is not None and uses_fleet(item) and not uses_fleet(nextitem):
+        fleet.stop(keep_logs=bool(item.session.testsfailed))
+    return result
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -2,8 +2,8 @@
 
 - `FleetPlanes` (session): the session's control plane plus extra planes that share its etcd under their own
   `--etcd-prefix` (tests/controlplane/launcher.py): each extra one is a separate cluster with its own certificates,
-  kube-apiserver, kube-controller-manager and kubelet stand-in. They start on first use (about 15 s each) and serve
-  every later fleet test of the session.
+  kube-apiserver, kube-controller-manager and kubelet stand-in. They start on first use (about 15 s each), serve
+  the fleet tests that follow and stop after the last of them (conftest.py runs a worker's fleet tests together).
 - `fleet_of(...)` (per test, behind the `fleet_clusters` fixture of conftest.py): N handles, one per cluster, that
   remove what the test made at the end as `kube` does.
 - `generated_cluster(cluster, objects)`: a generated cluster (examples/generate_cluster.py) loaded so that the real
