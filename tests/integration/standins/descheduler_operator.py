@@ -88,6 +88,10 @@ APPLY_ATTEMPTS = 5  # create-or-update rounds before an object that keeps vanish
 
 class DeschedulerOperator(StandIn):
     name = "descheduler-operator-stand-in"
+    # its inputs: the KubeDescheduler a module writes, the operand's Deployment and pods it reports on
+    watches = (path(API_VERSION, "kubedeschedulers", OPERATOR_NAMESPACE),
+               path("apps/v1", "deployments", OPERATOR_NAMESPACE), path("v1", "pods", OPERATOR_NAMESPACE))
+    idle_interval = 5.0
 
     def __init__(self, api_client: Any, *, psi_enabled: bool = True, operand_ready: bool = True) -> None:
         super().__init__(api_client)

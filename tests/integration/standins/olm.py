@@ -73,6 +73,8 @@ def olm_path(plural: str, namespace: str | None = None, name: str | None = None,
 
 class Olm(StandIn):
     name = "olm-stand-in"
+    watches = (olm_path("subscriptions"), olm_path("installplans"), olm_path("clusterserviceversions"))
+    idle_interval = 5.0  # a catalog changed by the test (no API object) is seen within it
 
     def __init__(self, api_client: Any, *, source: str = "redhat-operators",
                  source_namespace: str = "openshift-marketplace", packages: list[CatalogPackage] | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -79,6 +79,29 @@ class Rest:
 
     def create(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         return self.request("POST", url, body)
+
+    def watch(self, url: str, resource_version: str, timeout_seconds: int) -> Iterator[dict[str, Any]]:
+        """The events of a watch of the collection `url` after `resource_version`, until the server ends it after
+        `timeout_seconds` (or the caller stops reading: the connection is closed, not reused half-read)."""
+        query = [("watch", "true"), ("resourceVersion", resource_version), ("timeoutSeconds", timeout_seconds)]
+        method, full_url, headers, _body, _post = self.api_client.param_serialize(
+            method="GET", resource_path=url, query_params=query, auth_settings=["BearerToken"],
+            header_params={"Accept": "application/json"})
+        response = self.api_client.call_api(method, full_url, header_params=headers,
+                                            _request_timeout=timeout_seconds + 30)
+        stream = response.response  # urllib3's, not read yet
+        try:
+            if not 200 <= response.status <= 299:
+                error = ApiException(status=response.status, reason=response.reason)
+                error.body = stream.read().decode("utf-8", errors="replace")
+                raise error
+            pending = b""
+            for chunk in stream.stream(amt=None, decode_content=False):
+                *lines, pending = (pending + chunk).split(b"\n")
+                yield from (json.loads(line) for line in lines if line.strip())
+        finally:
+            stream.close()
+            stream.release_conn()
 
     def create_if_absent(self, url: str, body: dict[str, Any]) -> dict[str, Any] | None:
         """Create; None when it already exists. Read first, as a controller checks its cache before it creates: a

@@ -98,6 +98,9 @@ def owner_reference(cr: dict[str, Any]) -> dict[str, Any]:
 
 class SecondarySchedulerOperator(StandIn):
     name = "secondary-scheduler-operator-stand-in"
+    watches = (path(API_VERSION, "secondaryschedulers", NAMESPACE), path("v1", "configmaps", NAMESPACE),
+               path("apps/v1", "deployments", NAMESPACE))
+    idle_interval = 5.0
 
     def reconcile(self) -> None:
         cr = self.rest.get(path(API_VERSION, "secondaryschedulers", NAMESPACE, CR_NAME))
