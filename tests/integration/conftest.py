@@ -82,6 +82,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def fleet_group(item: pytest.Item) -> str:
+    return FLEET_GROUPS.get(item.path.name, FLEET_GROUPS_DEFAULT)
+
+
 def group_fleet_tests(items: list[pytest.Item]) -> None:
     """The fleet tests' extra planes cost CPU while they live (about 1.6 CPU-seconds a minute each, idle): each fleet
     test module joins one of FLEET_GROUPS, an `xdist_group` that `--dist loadgroup` gives to one worker, so two
@@ -89,12 +93,12 @@ def group_fleet_tests(items: list[pytest.Item]) -> None:
     the first of them), so the planes stop after its last test (`pytest_runtest_teardown`)."""
     fleet = [item for item in items if uses_fleet(item)]
     for item in fleet:
-        item.add_marker(pytest.mark.xdist_group(FLEET_GROUPS.get(item.path.name, FLEET_GROUPS_DEFAULT)))
+        item.add_marker(pytest.mark.xdist_group(fleet_group(item)))
     if not fleet:
         return
     first = items.index(fleet[0])
     rest = [item for item in items if not uses_fleet(item)]
-    by_group = sorted(fleet, key=lambda item: FLEET_GROUPS.get(item.path.name, FLEET_GROUPS_DEFAULT))
+    by_group = sorted(fleet, key=fleet_group)
     items[:] = rest[:first] + by_group + rest[first:]
 
 

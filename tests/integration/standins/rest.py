@@ -47,17 +47,20 @@ class Rest:
         """One call; ApiException (with .status and .body) for an HTTP error, as the typed client raises it."""
         if method != "GET":
             self.writes += 1
+        response = self._send(method, url, body, query, content_type, timeout=30)
+        data = response.read()
+        if not 200 <= response.status <= 299:
+            raise _api_exception(response, data)
+        return json.loads(data) if data else None
+
+    def _send(self, method: str, url: str, body: Any, query: Iterable[tuple[str, Any]], content_type: str,
+              timeout: float) -> Any:
+        """The `kubernetes` client's response, its body not read yet."""
         method, full_url, headers, body, post_params = self.api_client.param_serialize(
             method=method, resource_path=url, query_params=list(query), body=body, auth_settings=["BearerToken"],
             header_params={"Accept": "application/json", "Content-Type": content_type})
-        response = self.api_client.call_api(method, full_url, header_params=headers, body=body,
-                                            post_params=post_params, _request_timeout=30)
-        data = response.read()
-        if not 200 <= response.status <= 299:
-            error = ApiException(status=response.status, reason=response.reason)
-            error.body = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-            raise error
-        return json.loads(data) if data else None
+        return self.api_client.call_api(method, full_url, header_params=headers, body=body,
+                                        post_params=post_params, _request_timeout=timeout)
 
     def get(self, url: str) -> dict[str, Any] | None:
         try:
@@ -84,17 +87,11 @@ class Rest:
         """The events of a watch of the collection `url` after `resource_version`, until the server ends it after
         `timeout_seconds` (or the caller stops reading: the connection is closed, not reused half-read)."""
         query = [("watch", "true"), ("resourceVersion", resource_version), ("timeoutSeconds", timeout_seconds)]
-        method, full_url, headers, _body, _post = self.api_client.param_serialize(
-            method="GET", resource_path=url, query_params=query, auth_settings=["BearerToken"],
-            header_params={"Accept": "application/json"})
-        response = self.api_client.call_api(method, full_url, header_params=headers,
-                                            _request_timeout=timeout_seconds + 30)
+        response = self._send("GET", url, None, query, "application/json", timeout=timeout_seconds + 30)
         stream = response.response  # urllib3's, not read yet
         try:
             if not 200 <= response.status <= 299:
-                error = ApiException(status=response.status, reason=response.reason)
-                error.body = stream.read().decode("utf-8", errors="replace")
-                raise error
+                raise _api_exception(response, stream.read())
             pending = b""
             for chunk in stream.stream(amt=None, decode_content=False):
                 *lines, pending = (pending + chunk).split(b"\n")
@@ -157,6 +154,12 @@ class Rest:
                 if error.status != 409:
                     raise
         raise RuntimeError(f"{url}: still conflicting after {attempts} attempts")
+
+
+def _api_exception(response: Any, data: Any) -> ApiException:
+    error = ApiException(status=response.status, reason=response.reason)
+    error.body = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    return error
 
 
 def wait_until(check: Callable[[], Any], timeout: float = 120.0, interval: float = 0.1, what: str = "") -> Any:
