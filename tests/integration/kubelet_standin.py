@@ -25,15 +25,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from kubelet_logs import ContainerLogServer, has_pod_log, register_node
+from standins.rest import Rest, path
 
 LOG = logging.getLogger(__name__)
 DEFAULT_SCHEDULER = "default-scheduler"
 NEVER_READY = "kubelet-standin.descheduler.fleet/never-ready"  # annotation: Running, never Ready
+WATCH_SECONDS = 5  # how long a pod that fitted no node waits at most before it is tried again
 
 
 def _now() -> str:
@@ -88,12 +91,14 @@ def running_status(pod: dict[str, Any]) -> dict[str, Any]:
 
 class KubeletStandIn:
     """Start with `.start()`, stop with `.stop()`; `.hands_off(namespace, name)` before creating a pod the test
-    owns the status of, `.idle()` to wait until no pod needs anything."""
+    owns the status of."""
 
     def __init__(self, api_client: Any, schedulers_running: Iterable[str] = ()) -> None:
         from kubernetes import client
 
         self._core = client.CoreV1Api(api_client)
+        self._rest = Rest(api_client)
+        self._node_of: dict[str, str] = {}  # uid -> node of each pod bound and not finished (the watch thread's)
         self._schedulers_running = set(schedulers_running)
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -128,35 +133,54 @@ class KubeletStandIn:
     # ---- the loop ----------------------------------------------------------------------------------------------
 
     def _run(self) -> None:
-        from kubernetes import watch
-
+        """List every pod once, then follow the watch from the last version seen. Each watch ends after
+        WATCH_SECONDS: then only the pods still unassigned are listed again (one that fitted no node may fit a
+        node added since). A failed or expired watch (410) lists everything again."""
+        version: str | None = None
         while not self._stop.is_set():
             try:
-                version = self._resync()
-                stream = watch.Watch()
-                # A short watch then a full resync: a missed event costs at most a few seconds.
-                for event in stream.stream(self._core.list_pod_for_all_namespaces, resource_version=version,
-                                           timeout_seconds=5, allow_watch_bookmarks=False,
-                                           _preload_content=False):
+                if version is None:
+                    version = self._resync()
+                else:
+                    self._bind_waiting()
+                for event in self._rest.watch(path("v1", "pods"), version, WATCH_SECONDS):
                     if self._stop.is_set():
-                        stream.stop()
+                        return
+                    if event["type"] == "ERROR":
+                        version = None
                         break
-                    if event["type"] in ("ADDED", "MODIFIED"):
-                        self._handle(event["raw_object"])
+                    version = event["object"]["metadata"]["resourceVersion"]
+                    self._on_event(event["type"], event["object"])
             except Exception as error:  # noqa: BLE001 - the stand-in must outlive a restart of the server
+                version = None
                 if not self._stop.is_set():
                     self.errors.append(repr(error))
                     LOG.warning("kubelet stand-in: %r", error)
                     time.sleep(0.5)
 
     def _resync(self) -> str:
-        import json
-
-        response = self._core.list_pod_for_all_namespaces(_preload_content=False)
-        listed = json.loads(response.data)
+        listed = self._rest.request("GET", path("v1", "pods"))
+        self._node_of.clear()
         for pod in listed["items"]:
-            self._handle(pod)
+            self._on_event("ADDED", pod)
         return listed["metadata"]["resourceVersion"]
+
+    def _bind_waiting(self) -> None:
+        unassigned = self._rest.request("GET", path("v1", "pods"), query=[("fieldSelector", "spec.nodeName=")])
+        for pod in unassigned["items"]:
+            self._handle(pod)
+
+    def _on_event(self, kind: str, pod: dict[str, Any]) -> None:
+        """Keep the node of every pod that holds one (the load `_bind` spreads), then act on the pod."""
+        uid = pod["metadata"]["uid"]
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        phase = (pod.get("status") or {}).get("phase")
+        if kind == "DELETED" or not node_name or phase in ("Succeeded", "Failed"):
+            self._node_of.pop(uid, None)
+        else:
+            self._node_of[uid] = node_name
+        if kind != "DELETED":
+            self._handle(pod)
 
     def _handle(self, pod: dict[str, Any]) -> None:
         from kubernetes.client.exceptions import ApiException
@@ -193,25 +217,18 @@ class KubeletStandIn:
                     or (metadata.get("namespace"), metadata.get("name")) in self._hands_off_names)
 
     def _bind(self, pod: dict[str, Any]) -> None:
-        import json
-
-        nodes = json.loads(self._core.list_node(_preload_content=False).data)["items"]
+        nodes = self._rest.list(path("v1", "nodes"))
         candidates = [n for n in nodes if fits(pod, n)]
         if not candidates:
             return  # stays Pending, as with a scheduler that finds no node
-        pods = json.loads(self._core.list_pod_for_all_namespaces(
-            field_selector="status.phase!=Succeeded,status.phase!=Failed", _preload_content=False).data)["items"]
-        load: dict[str, int] = {}
-        for other in pods:
-            node_name = (other.get("spec") or {}).get("nodeName")
-            if node_name:
-                load[node_name] = load.get(node_name, 0) + 1
-        target = min(candidates, key=lambda n: (load.get(n["metadata"]["name"], 0), n["metadata"]["name"]))
+        load = Counter(self._node_of.values())
+        target = min(candidates, key=lambda n: (load[n["metadata"]["name"]], n["metadata"]["name"]))
         metadata = pod["metadata"]
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": metadata["name"], "namespace": metadata["namespace"], "uid": metadata["uid"]},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": target["metadata"]["name"]}}
         self._core.create_namespaced_binding(metadata["namespace"], body, _preload_content=False)
+        self._node_of[metadata["uid"]] = target["metadata"]["name"]  # before its event: the next bind counts it
 
     def _mark_running(self, pod: dict[str, Any]) -> None:
         metadata = pod["metadata"]
