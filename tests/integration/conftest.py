@@ -86,6 +86,17 @@ def fleet_group(item: pytest.Item) -> str:
     return FLEET_GROUPS.get(item.path.name, FLEET_GROUPS_DEFAULT)
 
 
+def fail_unless_grouped(item: pytest.Item) -> None:
+    """A fleet test fails when pytest-xdist ignored its group: every worker would start fleet planes of its own and
+    the run would only be slower (pytest 9.2 with pytest-xdist 3.8 did; requirements-dev.txt)."""
+    if not (os.environ.get("PYTEST_XDIST_WORKER") and getattr(item.config.option, "loadgroup", False)):
+        return
+    if not item.nodeid.endswith(f"@{fleet_group(item)}"):
+        pytest.fail(f"pytest-xdist did not put this fleet test in its xdist_group {fleet_group(item)!r}: with pytest "
+                    f"{pytest.__version__}, --dist loadgroup ignores the marks. Install the pytest and pytest-xdist "
+                    f"versions requirements-dev.txt allows.", pytrace=False)
+
+
 def group_fleet_tests(items: list[pytest.Item]) -> None:
     """The fleet tests' extra planes cost CPU while they live (about 1.6 CPU-seconds a minute each, idle): each fleet
     test module joins one of FLEET_GROUPS, an `xdist_group` that `--dist loadgroup` gives to one worker, so two
@@ -197,6 +208,7 @@ def fleet_clusters(request: pytest.FixtureRequest) -> Iterator[Any]:
 
     if os.environ.get(REAL_CLUSTER_ENV):
         pytest.skip(SKIP_ON_ONE_CLUSTER)
+    fail_unless_grouped(request.node)
     yield from fleet_of(request.getfixturevalue("fleet_planes").planes)
 
 
