@@ -1,0 +1,476 @@
+"""A live plan at scale: the plan module and the real upstream descheduler on one loaded kube-apiserver.
+
+    python benchmarks/bench_live.py                                  # 5000x30 (about 150k pods)
+    python benchmarks/bench_live.py --scales 34x30,334x30,1667x30    # about 1k, 10k and 50k pods
+    python benchmarks/bench_live.py --scales 100x30 --skip-upstream
+
+Per scale, on a control plane of its own (tests/controlplane: kube-apiserver and etcd, no controller-manager, so
+nothing replaces, binds or garbage-collects the pods, and no kubelet):
+  load      the generator's cluster (examples/generate_cluster.py, OpenShift flavour) created through the API in
+            bulk: PriorityClasses, Namespaces, ServiceAccounts, RuntimeClasses, Nodes then their status, Pods then
+            their status (without the QoS class, which the server computes), PersistentVolumeClaims,
+            PodDisruptionBudgets (the kinds the plan and the descheduler read; workloads are left out: the plan does
+            not list them and without a controller-manager they would do nothing)
+  dump      what the server then holds written to a snapshot file (a `kind: List`), read in raw-JSON pages
+then, one after another on the otherwise idle server:
+  upstream  the real descheduler (tests/upstream/build.sh) in --dry-run mode until its first cycle ends (wall, CPU
+            and peak RSS read from /proc at that moment); its second cycle's evictions are also kept, since the
+            first may start before its dry-run sandbox mirrored every pod
+  live      the plan module reading the cluster through the kubeconfig
+  file      the plan module on the snapshot file, `now` the time the live plan started
+Both sides get the same DeschedulerPolicy: the one the operator renders from the benchmark's KubeDescheduler spec
+(benchmarks/bench_engine.py KUBEDESCHEDULER_SPEC) for these namespaces. For each run it prints wall and CPU seconds,
+peak RSS and evictions, and what the API server spent: its RSS above the level before the run (sampled every 0.2 s)
+and the requests and response bytes it served (from its /metrics, before and after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import urllib3
+import yaml
+from bench_engine import (
+    KUBEDESCHEDULER_SPEC,
+    MODULE_NAME,
+    count_evictions,
+    load_generator,
+    make_collection_importable,
+    read_module_result,
+    wait_with_rusage,
+)
+from upstream_dry_runs import start_control_plane
+
+REPO = Path(__file__).resolve().parents[1]
+UPSTREAM_BUILD = REPO / "tests" / "upstream" / "build.sh"
+DEFAULT_SCALES = "5000x30"
+GENERATED_AT = "2026-11-22T12:00:00Z"
+LOADED_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "PersistentVolumeClaim", "PodDisruptionBudget")
+CYCLES = 2  # upstream's first dry-run cycle may start before its sandbox mirrored every pod; the second does not
+DUMPED = (("v1", "nodes"), ("v1", "pods"), ("v1", "namespaces"), ("scheduling.k8s.io/v1", "priorityclasses"),
+          ("policy/v1", "poddisruptionbudgets"), ("v1", "persistentvolumeclaims"))
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+BUILT_IN_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+REQUESTS_METRIC = re.compile(r'^apiserver_request_total\{([^}]*)\} (\S+)$')
+RESPONSE_BYTES_METRIC = re.compile(r'^apiserver_response_sizes_sum\{([^}]*)\} (\S+)$')
+WATCH_BYTES_METRIC = re.compile(r'^apiserver_watch_events_sizes_sum\{([^}]*)\} (\S+)$')
+VERB_LABEL = re.compile(r'verb="([A-Z]+)"')
+
+
+# ---- talking to the server ------------------------------------------------------------------------------------
+
+
+class Server:
+    """Raw HTTPS to the plane's kube-apiserver with its admin certificate, safe to share between threads."""
+
+    def __init__(self, plane: Any, connections: int) -> None:
+        self.url = plane.url
+        self.pool = urllib3.PoolManager(num_pools=2, maxsize=connections, block=True, cert_reqs="CERT_REQUIRED",
+                                        ca_certs=str(plane.ca.pair.cert), cert_file=str(plane.admin.cert),
+                                        key_file=str(plane.admin.key), retries=False, timeout=120)
+
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
+                allowed: tuple[int, ...] = ()) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        response = self.pool.request(method, self.url + path, body=data, headers={"Content-Type": content_type})
+        if response.status >= 300 and response.status not in allowed:
+            raise RuntimeError(f"{method} {path}: {response.status} {response.data[:300]!r}")
+        return response.data
+
+    def create(self, path: str, body: dict) -> None:
+        self.request("POST", path, body, allowed=(409,))  # 409: a namespace or class that exists already
+
+    def patch_status(self, path: str, status: dict) -> None:
+        self.request("PATCH", path + "/status", {"status": status}, "application/merge-patch+json")
+
+
+def namespaced(api_version: str, plural: str, namespace: str | None, name: str | None = None) -> str:
+    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    path = prefix + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}"
+    return path + (f"/{name}" if name else "")
+
+
+# ---- loading the cluster --------------------------------------------------------------------------------------
+
+
+def creatable(obj: dict) -> dict:
+    """The object as a client would create it: no server-owned metadata, no status; a Pod without the priority
+    the Priority admission plugin computes from its class (it refuses a different one) nor the overhead the
+    RuntimeClass plugin copies from its class (same), a mirror (static) pod
+    without a service account (the ServiceAccount admission plugin refuses one)."""
+    body = {key: value for key, value in obj.items() if key != "status"}
+    body["metadata"] = {key: value for key, value in obj["metadata"].items()
+                        if key not in ("uid", "resourceVersion", "creationTimestamp")}
+    if obj.get("kind") == "Pod":
+        dropped = ("priority", "overhead", "serviceAccountName") if is_mirror(obj) else ("priority", "overhead")
+        body["spec"] = {key: value for key, value in obj["spec"].items() if key not in dropped}
+    return body
+
+
+def is_mirror(pod: dict) -> bool:
+    return MIRROR_ANNOTATION in (pod["metadata"].get("annotations") or {})
+
+
+def create_with_status(server: Server, api_version: str, plural: str, obj: dict) -> None:
+    namespace = obj["metadata"].get("namespace")
+    server.create(namespaced(api_version, plural, namespace), creatable(obj))
+    status = {key: value for key, value in (obj.get("status") or {}).items() if key != "qosClass"}
+    if status:
+        server.patch_status(namespaced(api_version, plural, namespace, obj["metadata"]["name"]), status)
+
+
+def service_accounts(pods: Iterable[dict]) -> set[tuple[str, str]]:
+    """The ServiceAccount admission plugin refuses a pod whose account does not exist."""
+    return {(p["metadata"]["namespace"], p["spec"].get("serviceAccountName") or "default")
+            for p in pods if not is_mirror(p)}
+
+
+def runtime_classes(pods: Iterable[dict]) -> list[dict]:
+    """The RuntimeClass admission plugin refuses a pod whose class does not exist, or whose overhead differs."""
+    overheads = {p["spec"]["runtimeClassName"]: p["spec"].get("overhead")
+                 for p in pods if p["spec"].get("runtimeClassName")}
+    return [{"metadata": {"name": name}, "handler": name, **({"overhead": {"podFixed": overhead}} if overhead else {})}
+            for name, overhead in sorted(overheads.items())]
+
+
+def load_cluster(server: Server, objects: list[dict], workers: int) -> dict[str, int]:
+    by_kind: dict[str, list[dict]] = {kind: [] for kind in LOADED_KINDS}
+    for obj in objects:
+        if obj["kind"] in by_kind:
+            by_kind[obj["kind"]].append(obj)
+    by_kind["PriorityClass"] = [c for c in by_kind["PriorityClass"]
+                                if c["metadata"]["name"] not in BUILT_IN_PRIORITY_CLASSES]
+    steps: list[tuple[str, str, Iterable[dict]]] = [
+        ("scheduling.k8s.io/v1", "priorityclasses", by_kind["PriorityClass"]),
+        ("v1", "namespaces", by_kind["Namespace"]),
+        ("v1", "serviceaccounts", [{"metadata": {"namespace": ns, "name": name}}
+                                   for ns, name in sorted(service_accounts(by_kind["Pod"]))]),
+        ("node.k8s.io/v1", "runtimeclasses", runtime_classes(by_kind["Pod"])),
+        ("v1", "nodes", by_kind["Node"]),
+        ("v1", "pods", by_kind["Pod"]),
+        ("v1", "persistentvolumeclaims", by_kind["PersistentVolumeClaim"]),
+        ("policy/v1", "poddisruptionbudgets", by_kind["PodDisruptionBudget"]),
+    ]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for api_version, plural, items in steps:  # each kind complete before the next (pods need their namespace)
+            list(pool.map(lambda obj, v=api_version, p=plural: create_with_status(server, v, p, obj), items))
+    return {kind: len(items) for kind, items in by_kind.items()}
+
+
+def dump_cluster(server: Server, path: Path, page_size: int = 500) -> int:
+    """What the server holds, as one `kind: List` file, written page by page."""
+    count = 0
+    with path.open("w") as out:
+        out.write('{"apiVersion": "v1", "kind": "List", "items": [')
+        for api_version, plural in DUMPED:
+            for item in paged(server, namespaced(api_version, plural, None), page_size):
+                out.write(("," if count else "") + json.dumps(item))
+                count += 1
+        out.write("]}\n")
+    return count
+
+
+def paged(server: Server, path: str, page_size: int) -> Iterator[dict]:
+    token = ""
+    while True:
+        query = f"?limit={page_size}" + (f"&continue={token}" if token else "")
+        page = json.loads(server.request("GET", path + query))
+        kind = page["kind"].removesuffix("List")
+        for item in page["items"]:
+            yield {"apiVersion": page["apiVersion"], "kind": kind, **item}
+        token = page["metadata"].get("continue") or ""
+        if not token:
+            return
+
+
+# ---- what the API server spends -------------------------------------------------------------------------------
+
+
+def rss_mib(pid: int, field_name: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field_name + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+class PeakSampler:
+    """The API server's largest RSS while a measured run is under way."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak, self._stop = pid, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> PeakSampler:
+        self.before = rss_mib(self.pid)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, rss_mib(self.pid))
+
+
+def served(server: Server) -> dict[str, float]:
+    """Requests by verb, response bytes and watch event bytes the API server has served so far."""
+    totals: dict[str, float] = {"requests": 0.0, "response_bytes": 0.0, "watch_bytes": 0.0}
+    for line in server.request("GET", "/metrics").decode().splitlines():
+        for pattern, key in ((REQUESTS_METRIC, "requests"), (RESPONSE_BYTES_METRIC, "response_bytes"),
+                             (WATCH_BYTES_METRIC, "watch_bytes")):
+            match = pattern.match(line)
+            if match:
+                totals[key] += float(match.group(2))
+                verb = VERB_LABEL.search(match.group(1))
+                if key == "requests" and verb:
+                    totals[verb.group(1)] = totals.get(verb.group(1), 0.0) + float(match.group(2))
+    return totals
+
+
+@dataclass
+class Usage:
+    """What one process had spent at a moment: from its start, or up to the end of an upstream cycle."""
+
+    seconds: float
+    cpu_seconds: float
+    rss_mib: float
+    evictions: int | None
+
+
+@dataclass
+class Run:
+    name: str
+    marks: list[Usage] = field(default_factory=list)  # the plan module: one; upstream: one per cycle
+    apiserver_extra_mib: float | None = None
+    apiserver_served: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+
+def measured(server: Server, apiserver_pid: int, run: Run, action: Callable[[Run], None]) -> Run:
+    before = served(server)
+    with PeakSampler(apiserver_pid) as sampler:
+        try:
+            action(run)
+        except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+            run.error = str(error)
+    after = served(server)
+    run.apiserver_extra_mib = max(sampler.peak - sampler.before, 0.0)
+    run.apiserver_served = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in after
+                            if after.get(key, 0.0) - before.get(key, 0.0) > 0}
+    return run
+
+
+# ---- the three runs -------------------------------------------------------------------------------------------
+
+
+def build_upstream() -> Path:
+    completed = subprocess.run(["bash", str(UPSTREAM_BUILD)], stdout=subprocess.PIPE, text=True, check=True)
+    return Path(completed.stdout.strip().splitlines()[-1]) / "descheduler"
+
+
+def upstream_cycle(binary: Path, kubeconfig: Path, policy_file: Path, workdir: Path, timeout: float) -> Callable:
+    def action(run: Run) -> None:
+        command = [str(binary), f"--kubeconfig={kubeconfig}", f"--policy-config-file={policy_file}", "--dry-run",
+                   "--descheduling-interval=1s", "--secure-port=0", "--disable-metrics", "--v=1",
+                   "--logging-format=text"]
+        from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.logparse import (
+            CYCLE_TOTALS,
+            DRY_RUN_EVICTION,
+        )
+
+        evicted = 0
+        started = time.perf_counter()
+        with (workdir / "descheduler.log").open("w") as log, subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
+            watchdog = threading.Timer(timeout, process.kill)
+            watchdog.start()
+            try:
+                for line in process.stdout:
+                    log.write(line)
+                    evicted += f'"{DRY_RUN_EVICTION}"' in line
+                    if CYCLE_TOTALS in line:
+                        run.marks.append(Usage(time.perf_counter() - started, cpu_seconds(process.pid),
+                                               rss_mib(process.pid, "VmHWM"), evicted))
+                        evicted = 0
+                        if len(run.marks) == CYCLES:
+                            break
+            finally:
+                watchdog.cancel()
+                process.kill()
+        if len(run.marks) < CYCLES:
+            raise RuntimeError(f"the descheduler ended {len(run.marks)} cycle(s) in {timeout:.0f}s; see "
+                               f"{workdir / 'descheduler.log'}")
+    return action
+
+
+def plan_module(module_args: dict, workdir: Path, pythonpath: str, timeout: float) -> Callable:
+    def action(run: Run) -> None:
+        args_file = workdir / f"{run.name}.args.json"
+        args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
+        out_path, err_path = workdir / f"{run.name}.out", workdir / f"{run.name}.err"
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            started = time.perf_counter()
+            process = subprocess.Popen([sys.executable, "-m", MODULE_NAME, str(args_file)], stdout=out,
+                                       stderr=err, env=dict(os.environ, PYTHONPATH=pythonpath), cwd=workdir)
+            status, usage = wait_with_rusage(process, timeout)
+            seconds = time.perf_counter() - started
+        result = read_module_result(out_path)
+        if status is None or os.waitstatus_to_exitcode(status) != 0 or result.get("failed"):
+            raise RuntimeError(f"{run.name}: the module failed: {result.get('msg') or err_path.read_text()[-300:]}")
+        run.marks.append(Usage(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+                               count_evictions(result)))
+    return action
+
+
+# ---- orchestration --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScaleReport:
+    label: str
+    loaded: dict[str, int] = field(default_factory=dict)
+    load_seconds: float = 0.0
+    dumped_objects: int = 0
+    apiserver_rest_mib: float = 0.0
+    runs: list[Run] = field(default_factory=list)
+
+
+def measure_scale(nodes: int, per_node: int, args: argparse.Namespace, pythonpath: str) -> ScaleReport:
+    report = ScaleReport(f"{nodes}x{per_node}")
+    generator = load_generator()
+    objects = list(generator.iter_cluster(nodes, per_node, args.seed, GENERATED_AT, "openshift"))
+    make_collection_importable()
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
+
+    policy = render_policy(dict(KUBEDESCHEDULER_SPEC), namespaces=sorted(
+        {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"} | {"default"}))
+    with tempfile.TemporaryDirectory(prefix="bench-live-", dir=args.workdir) as tmp:
+        workdir = Path(tmp)
+        plane = start_control_plane(workdir / "plane")
+        try:
+            server = Server(plane, args.load_workers)
+            started = time.perf_counter()
+            report.loaded = load_cluster(server, objects, args.load_workers)
+            report.load_seconds = time.perf_counter() - started
+            del objects
+            snapshot = workdir / "snapshot.json"
+            report.dumped_objects = dump_cluster(server, snapshot)
+            policy_file = workdir / "policy.yaml"
+            policy_file.write_text(yaml.safe_dump(policy))
+            pid = next(p.popen.pid for p in plane.processes if p.name == "kube-apiserver")
+            time.sleep(args.settle)  # let the API server's garbage collector return what the load used
+            report.apiserver_rest_mib = rss_mib(pid)
+            if not args.skip_upstream:
+                run = upstream_cycle(build_upstream(), plane.kubeconfig, policy_file, workdir, args.timeout)
+                report.runs.append(measured(server, pid, Run("upstream"), run))
+                time.sleep(args.settle)
+            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            live_args = {"kubeconfig": str(plane.kubeconfig), "policy": policy}
+            report.runs.append(measured(server, pid, Run("live"), plan_module(live_args, workdir, pythonpath,
+                                                                              args.timeout)))
+            file_args = {"snapshot": str(snapshot), "policy": policy, "now": now}
+            report.runs.append(measured(server, pid, Run("file"), plan_module(file_args, workdir, pythonpath,
+                                                                              args.timeout)))
+        finally:
+            plane.stop()
+    return report
+
+
+def fmt(value: float | int | None, spec: str = ".1f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def print_report(report: ScaleReport) -> None:
+    pods = report.loaded.get("Pod", 0)
+    print(f"\n## {report.label}: {pods:,} pods, {report.loaded.get('Node', 0):,} nodes, "
+          f"{report.dumped_objects:,} objects listed back; loaded in {report.load_seconds:.0f} s; "
+          f"kube-apiserver at rest {report.apiserver_rest_mib:,.0f} MiB\n")
+    print("| run | wall s | CPU s | peak RSS MiB | evictions | kube-apiserver extra MiB | requests (LIST, WATCH) "
+          "| response MiB | watch events MiB |")
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
+    for run in report.runs:
+        print_run(run)
+    for run in report.runs:
+        if run.error:
+            print(f"\n{run.name} failed: {run.error}")
+    print_ratios({run.name: run.marks for run in report.runs if run.marks})
+
+
+def print_run(run: Run) -> None:
+    served_ = run.apiserver_served
+    server_columns = (f"{fmt(run.apiserver_extra_mib, ',.0f')} | {served_.get('requests', 0):.0f} "
+                      f"({served_.get('LIST', 0):.0f}, {served_.get('WATCH', 0):.0f}) | "
+                      f"{served_.get('response_bytes', 0) / 2**20:,.1f} | {served_.get('watch_bytes', 0) / 2**20:,.1f}")
+    for index, mark in enumerate(run.marks or [None]):
+        name = f"{run.name} (to the end of cycle {index + 1})" if run.name == "upstream" else run.name
+        usage = ("- | - | - | -" if mark is None else f"{fmt(mark.seconds)} | {fmt(mark.cpu_seconds)} | "
+                 f"{fmt(mark.rss_mib, ',.0f')} | {fmt(mark.evictions, ',d')}")
+        print(f"| {name} | {usage} | {server_columns if index == 0 else '(same process) | | |'} |")
+
+
+def print_ratios(marks: dict[str, list[Usage]]) -> None:
+    if "upstream" not in marks or "live" not in marks:
+        return
+    live = marks["live"][0]
+    print()
+    for index, cycle in enumerate(marks["upstream"]):
+        print(f"live plan / upstream to the end of cycle {index + 1}: time {live.seconds / cycle.seconds:.2f}x, "
+              f"CPU {live.cpu_seconds / max(cycle.cpu_seconds, 0.01):.2f}x, "
+              f"peak RSS {live.rss_mib / cycle.rss_mib:.2f}x")
+
+
+def parse_scales(text: str) -> list[tuple[int, int]]:
+    scales = []
+    for item in text.split(","):
+        nodes, _x, per_node = item.strip().partition("x")
+        if not (nodes.isdigit() and per_node.isdigit()):
+            raise SystemExit(f"--scales: {item!r} is not NODESxPODS_PER_NODE (for example 5000x30)")
+        scales.append((int(nodes), int(per_node)))
+    return scales
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scales", default=DEFAULT_SCALES, help="NODESxPODS_PER_NODE, comma-separated")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--load-workers", type=int, default=8, help="concurrent requests while loading")
+    parser.add_argument("--skip-upstream", action="store_true", help="measure only the plan module")
+    parser.add_argument("--settle", type=float, default=10.0, help="seconds of rest before each measurement")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed for each run")
+    parser.add_argument("--workdir", default=None, help="where the plane's data and the snapshot go (large)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    pythonpath = make_collection_importable()
+    failed = False
+    for nodes, per_node in parse_scales(args.scales):
+        report = measure_scale(nodes, per_node, args, pythonpath)
+        print_report(report)
+        failed = failed or any(run.error for run in report.runs)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
