@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -364,35 +365,40 @@ def measure_scale(nodes: int, per_node: int, args: argparse.Namespace, pythonpat
 
     policy = render_policy(dict(KUBEDESCHEDULER_SPEC), namespaces=sorted(
         {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"} | {"default"}))
-    with tempfile.TemporaryDirectory(prefix="bench-live-", dir=args.workdir) as tmp:
-        workdir = Path(tmp)
-        plane = start_control_plane(workdir / "plane")
-        try:
-            server = Server(plane, args.load_workers)
-            started = time.perf_counter()
-            report.loaded = load_cluster(server, objects, args.load_workers)
-            report.load_seconds = time.perf_counter() - started
-            del objects
-            snapshot = workdir / "snapshot.json"
-            report.dumped_objects = dump_cluster(server, snapshot)
-            policy_file = workdir / "policy.yaml"
-            policy_file.write_text(yaml.safe_dump(policy))
-            pid = next(p.popen.pid for p in plane.processes if p.name == "kube-apiserver")
-            time.sleep(args.settle)  # let the API server's garbage collector return what the load used
-            report.apiserver_rest_mib = rss_mib(pid)
-            if not args.skip_upstream:
-                run = upstream_cycle(build_upstream(), plane.kubeconfig, policy_file, workdir, args.timeout)
-                report.runs.append(measured(server, pid, Run("upstream"), run))
-                time.sleep(args.settle)
-            now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            live_args = {"kubeconfig": str(plane.kubeconfig), "policy": policy}
-            report.runs.append(measured(server, pid, Run("live"), plan_module(live_args, workdir, pythonpath,
-                                                                              args.timeout)))
-            file_args = {"snapshot": str(snapshot), "policy": policy, "now": now}
-            report.runs.append(measured(server, pid, Run("file"), plan_module(file_args, workdir, pythonpath,
-                                                                              args.timeout)))
-        finally:
+    workdir = Path(tempfile.mkdtemp(prefix="bench-live-", dir=args.workdir))
+    plane = start_control_plane(workdir / "plane")
+    try:
+        server = Server(plane, args.load_workers)
+        started = time.perf_counter()
+        report.loaded = load_cluster(server, objects, args.load_workers)
+        report.load_seconds = time.perf_counter() - started
+        del objects
+        snapshot = workdir / "snapshot.json"
+        report.dumped_objects = dump_cluster(server, snapshot)
+        policy_file = workdir / "policy.yaml"
+        policy_file.write_text(yaml.safe_dump(policy))
+        pid = next(p.popen.pid for p in plane.processes if p.name == "kube-apiserver")
+        time.sleep(args.settle)  # let the API server's garbage collector return what the load used
+        report.apiserver_rest_mib = rss_mib(pid)
+        if not args.skip_upstream:
+            run = upstream_cycle(build_upstream(), plane.kubeconfig, policy_file, workdir, args.timeout)
+            report.runs.append(measured(server, pid, Run("upstream"), run))
+            time.sleep(args.settle)
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        live_args = {"kubeconfig": str(plane.kubeconfig), "policy": policy}
+        report.runs.append(measured(server, pid, Run("live"), plan_module(live_args, workdir, pythonpath,
+                                                                          args.timeout)))
+        file_args = {"snapshot": str(snapshot), "policy": policy, "now": now}
+        report.runs.append(measured(server, pid, Run("file"), plan_module(file_args, workdir, pythonpath,
+                                                                          args.timeout)))
+    finally:
+        if args.keep:
+            pids = " ".join(str(process.popen.pid) for process in plane.processes)
+            print(f"kept: the control plane (kubeconfig {plane.kubeconfig}) runs on; the snapshot, the policy and "
+                  f"the runs' arguments are in {workdir}; stop it with: kill {pids}")
+        else:
             plane.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
     return report
 
 
@@ -458,6 +464,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--settle", type=float, default=10.0, help="seconds of rest before each measurement")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed for each run")
     parser.add_argument("--workdir", default=None, help="where the plane's data and the snapshot go (large)")
+    parser.add_argument("--keep", action="store_true", help="leave the loaded control plane running, for profiling")
     return parser.parse_args(argv)
 
 

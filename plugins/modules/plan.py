@@ -346,7 +346,9 @@ policy_origin:
   returned: always
   type: dict
 source:
-  description: Where the objects came from (snapshot path, or the cluster with each kind's list resourceVersion).
+  description:
+    - Where the objects came from - C(type) C(snapshot) with its C(path), or C(cluster) with each kind's list
+      C(resource_versions) and C(read_as), per kind C(stream) (one streamed list, see O(watch_list)) or C(pages).
   returned: always
   type: dict
 cluster_identity:

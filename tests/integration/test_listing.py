@@ -221,6 +221,85 @@ def test_too_many_expired_continue_tokens_is_a_clear_error(kube, client, namespa
     assert "continue token expired" in message and "restarted 2 time(s)" in message and "max_restarts" in message
 
 
+# ---- streamed lists (watch_list) ------------------------------------------------------------------------------
+
+
+@pytest.mark.faults
+def test_streamed_list_is_one_watch_with_every_pod(kube, client, namespace):
+    kube.load(pods(namespace, PODS, {"tier": "web"}) + [pod(namespace, "db-0", {"tier": "db"})])
+    watches = kube.faults.delay(0.0, verb="watch", path="/pods$")
+    lists = kube.faults.delay(0.0, verb="list", path="/pods$")
+
+    paged: list[bool] = []
+    items, resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=PAGE_SIZE,
+                                       label_selector="tier=web", watch_list=True, on_pages=lambda: paged.append(True))
+
+    assert sorted(names(items)) == [f"p-{index:05d}" for index in range(PODS)]
+    assert paged == []
+    assert {(item["apiVersion"], item["kind"]) for item in items} == {("v1", "Pod")}
+    assert int(resource_version) > 0
+    assert (watches.hits, lists.hits) == (1, 0)
+    # the connection of the watch, left open by the server, is not reused: the next request is answered
+    assert get_raw(client, resource_path("v1", "pods", namespace, "db-0"))["metadata"]["name"] == "db-0"
+
+
+@pytest.mark.faults
+def test_streamed_list_applies_slim_and_field_selectors(kube, client, namespace):
+    kube.load(pods(namespace, 7))
+
+    items, _resource_version = list_raw(
+        client, resource_path("v1", "pods", namespace), field_selector="metadata.name!=p-00003",
+        slim=lambda item: {"kind": item["kind"], "name": item["metadata"]["name"]}, watch_list=True)
+
+    assert sorted(items, key=lambda item: item["name"]) == [
+        {"kind": "Pod", "name": f"p-{index:05d}"} for index in range(7) if index != 3]
+
+
+@pytest.mark.faults
+@pytest.mark.parametrize("refusal", ["422", "dropped"])
+def test_a_refused_or_broken_stream_is_listed_in_pages(kube, client, namespace, refusal):
+    """A server without WatchList answers 422 (the parameter forbidden) or 400; a stream can also break off."""
+    kube.load(pods(namespace, PODS))
+    if refusal == "dropped":
+        kube.faults.drop(verb="watch", path="/pods$", times=None)  # urllib3 retries a dropped GET
+    else:
+        kube.faults.fail(422, verb="watch", path="/pods$", message="sendInitialEvents is forbidden for watch unless "
+                                                                   "the WatchList feature gate is enabled")
+    lists = kube.faults.delay(0.0, verb="list", path="/pods$")
+
+    paged: list[bool] = []
+    items, resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=PAGE_SIZE,
+                                       watch_list=True, on_pages=lambda: paged.append(True))
+
+    assert sorted(names(items)) == [f"p-{index:05d}" for index in range(PODS)]
+    assert resource_version
+    assert paged == [True]
+    assert lists.hits == -(-PODS // PAGE_SIZE)
+
+
+def test_a_user_who_may_list_but_not_watch_gets_pages(kube, tmp_path, namespace):
+    kube.load(pods(namespace, 12))
+    client, _user = restricted_client(kube, tmp_path, "pod-lister", namespace=namespace,
+                                      allow=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}])
+
+    items, _resource_version = list_raw(client, resource_path("v1", "pods", namespace), page_size=5,
+                                        watch_list=True)
+
+    assert sorted(names(items)) == [f"p-{index:05d}" for index in range(12)]
+
+
+def test_a_user_who_may_neither_list_nor_watch_gets_the_list_error(kube, tmp_path, namespace):
+    client, user = restricted_client(kube, tmp_path, "pod-reader", namespace=namespace,
+                                     allow=[{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])
+
+    with pytest.raises(ClusterApiError) as caught:
+        list_raw(client, resource_path("v1", "pods", namespace), watch_list=True)
+
+    assert caught.value.status == 403
+    assert caught.value.missing_permission() == {"user": user, "verb": "list", "resource": "pods", "group": "",
+                                                 "namespace": namespace}
+
+
 # ---- error descriptions -----------------------------------------------------------------------------------------
 
 
@@ -301,7 +380,8 @@ def test_kind_not_served_is_skipped_with_a_warning(kube, client, namespace, monk
     assert ("Pod", "a") in {(obj["kind"], obj["metadata"]["name"]) for obj in snapshot.objects}
 
 
-def test_snapshot_lists_each_default_kind_once(kube, client, namespace):
+@pytest.mark.parametrize("watch_list", [False, True], ids=["pages", "stream"])
+def test_snapshot_lists_each_default_kind_once(kube, client, namespace, watch_list):
     objects = [
         pod(namespace, "a"),
         {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb", "namespace": namespace},
@@ -315,10 +395,11 @@ def test_snapshot_lists_each_default_kind_once(kube, client, namespace):
                      "value": 1000}]
     kube.load(objects)
 
-    snapshot = list_cluster_objects(client, [*DEFAULT_KINDS, "Pod"], page_size=100)
+    snapshot = list_cluster_objects(client, [*DEFAULT_KINDS, "Pod"], page_size=100, watch_list=watch_list)
 
     assert snapshot.warnings == []
     assert sorted(snapshot.resource_versions) == sorted(DEFAULT_KINDS)
+    assert snapshot.read_as == dict.fromkeys(DEFAULT_KINDS, "stream" if watch_list else "pages")
     mine = {(obj["kind"], obj["metadata"]["name"]) for obj in snapshot.objects
             if obj["metadata"].get("namespace") == namespace}
     assert mine == {("Pod", "a"), ("PodDisruptionBudget", "pdb"), ("PersistentVolumeClaim", "data")}

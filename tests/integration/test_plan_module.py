@@ -93,9 +93,15 @@ def test_live_plan_survives_an_expired_continue_token(seeded: Any, tmp_path: Pat
     process, results = run_tasks(tmp_path, [reference_task])
     assert_succeeded(process)
     seeded.faults.expire_continue_after(2)
-    process, again = run_tasks(tmp_path, [dict(reference_task, register="again")])
+    paged = {"descheduler.fleet.plan": {**reference_task["descheduler.fleet.plan"], "watch_list": False},
+             "register": "again"}
+    process, again = run_tasks(tmp_path, [paged])
     assert_succeeded(process)
+    # the reference streamed each kind (watch_list defaults to true); the same plan from pages, one restarted
     assert comparable(again["again"]) == comparable(results["reference"])
+    kinds = set(results["reference"]["source"]["resource_versions"])
+    assert results["reference"]["source"]["read_as"] == dict.fromkeys(kinds, "stream")
+    assert again["again"]["source"]["read_as"] == dict.fromkeys(kinds, "pages")
     assert seeded.faults.continues_expired == 1  # the proxy did answer 410 Expired to the third page
 
 

@@ -115,4 +115,5 @@ FIELD_VALIDATION_ARG_SPEC: dict[str, dict] = {
 # Paging of the list requests to a live cluster (doc fragment descheduler.fleet.listing).
 LISTING_ARG_SPEC: dict[str, dict] = {
     "page_size": {"type": "int", "default": 500},
+    "watch_list": {"type": "bool", "default": True},
 }

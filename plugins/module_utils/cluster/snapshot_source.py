@@ -43,12 +43,13 @@ WORKLOAD_KINDS: tuple[str, ...] = ("ReplicaSet", "Deployment", "StatefulSet", "D
 
 @dataclass
 class ClusterSnapshot:
-    """The listed objects (plain dicts with apiVersion/kind), notes for the user, and each kind's list
-    resourceVersion (kinds that were skipped have none)."""
+    """The listed objects (plain dicts with apiVersion/kind), notes for the user, each kind's list resourceVersion
+    (kinds that were skipped have none) and how each was read (``stream`` or ``pages``)."""
 
     objects: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     resource_versions: dict[str, str] = field(default_factory=dict)
+    read_as: dict[str, str] = field(default_factory=dict)
 
 
 def list_cluster_objects(
@@ -59,21 +60,26 @@ def list_cluster_objects(
     slim: Optional[Slim] = None,
     max_restarts: int = 3,
     on_restart: Optional[Callable[[int, ClusterApiError], None]] = None,
+    watch_list: bool = False,
 ) -> ClusterSnapshot:
-    """List each kind once. A kind the cluster does not serve (404) is skipped with a warning; any other API error
-    (403, 401, unreachable) is raised: a partial snapshot would make the plan wrong without saying so."""
+    """List each kind once (streamed first with ``watch_list``, see listing.list_raw). A kind the cluster does not
+    serve (404) is skipped with a warning; any other API error (403, 401, unreachable) is raised: a partial snapshot
+    would make the plan wrong without saying so."""
     snapshot = ClusterSnapshot()
     for kind in _checked_kinds(kinds):
         api_version, plural = KIND_RESOURCES[kind]
+        snapshot.read_as[kind] = "stream" if watch_list else "pages"
         try:
             items, resource_version = list_raw(
                 api_client, resource_path(api_version, plural), page_size=page_size, max_restarts=max_restarts,
-                slim=slim, kind=kind, on_restart=on_restart,
+                slim=slim, kind=kind, on_restart=on_restart, watch_list=watch_list,
+                on_pages=lambda kind=kind: snapshot.read_as.update({kind: "pages"}),
             )
         except ClusterApiError as error:
             if not error.is_not_found:
                 raise
             snapshot.warnings.append(f"{kind} skipped: {error.describe()}")
+            del snapshot.read_as[kind]
             continue
         snapshot.objects.extend(items)
         snapshot.resource_versions[kind] = resource_version

@@ -104,10 +104,11 @@ def _query_loadaware(params: Mapping[str, Any], api_client: Any) -> dict:
     inner = _unwrapped(document)
     page_size = params.get("page_size") or 500
     try:
+        watch_list = params.get("watch_list", True)
         nodes, _version = list_raw(api_client, "/api/v1/nodes", page_size=page_size, kind="Node",
-                                   label_selector=str(inner.get("nodeSelector") or "") or None)
+                                   label_selector=str(inner.get("nodeSelector") or "") or None, watch_list=watch_list)
         pods, _version = list_raw(api_client, "/api/v1/pods", page_size=page_size, kind="Pod",
-                                  field_selector="status.phase!=Succeeded,status.phase!=Failed")
+                                  field_selector="status.phase!=Succeeded,status.phase!=Failed", watch_list=watch_list)
     except ClusterApiError as exc:
         raise RecordRequestError(f"cannot list the nodes and pods LoadAware's queries name: {exc.describe()}") from exc
     node_names = sorted(n["metadata"]["name"] for n in nodes)

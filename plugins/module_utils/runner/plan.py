@@ -123,7 +123,7 @@ def _matched(fail_on: list[str], no_op: Mapping[str, list[str]], warnings: list[
 
 def read_input(params: Mapping[str, Any],
                placement: Any = None) -> tuple[Snapshot, list[str], dict[str, Any], ClusterIdentity, Any]:
-    """The one read of a plan's cluster: the snapshot file, or the live cluster (listed once, paged), checked
+    """The one read of a plan's cluster: the snapshot file, or the live cluster (each kind listed once), checked
     against expected_cluster_uid. Returns the snapshot, the read's warnings, the source, the cluster's identity and
     the API client (None for a file)."""
     if params.get("snapshot"):
@@ -224,12 +224,13 @@ def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
     with gc_paused():
         slim = slim_object if placement is None else placement.recording(slim_object)
         kinds = DEFAULT_KINDS if placement is None else PLACEMENT_KINDS
-        listed = list_cluster_objects(api_client, kinds, page_size=params.get("page_size") or 500, slim=slim)
+        listed = list_cluster_objects(api_client, kinds, page_size=params.get("page_size") or 500, slim=slim,
+                                      watch_list=params.get("watch_list", True))
         identity = identity_from_namespaces(_namespaces(listed.objects),
                                             server=getattr(api_client.configuration, "host", None))
         snapshot = Snapshot(listed.objects)
         snapshot.volumes_listed = "PersistentVolume" in listed.resource_versions
-    source = {"type": "cluster", "resource_versions": listed.resource_versions}
+    source = {"type": "cluster", "resource_versions": listed.resource_versions, "read_as": listed.read_as}
     return snapshot, list(listed.warnings), source, identity
 
 
