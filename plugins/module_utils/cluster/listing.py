@@ -38,6 +38,7 @@ DEFAULT_PAGE_SIZE = 500  # kubectl's --chunk-size default
 WATCH_LIST_SECONDS = 900  # the server ends a streamed list after this; an unfinished one is then paged instead
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"  # the annotation of the bookmark that ends a streamed list
 STREAM_READ_BYTES = 1 << 20
+_ADDED_EVENT = b'{"type":"ADDED"'
 DEFAULT_TIMEOUT = (15, 300)  # seconds to connect, seconds to read one response: a stuck server must not hang a task
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -236,15 +237,26 @@ def _initial_events(events: Iterator[dict], slim: Optional[Slim]) -> Optional[tu
 
 
 def _watch_events(response: Any) -> Iterator[dict]:
-    """A watch's events (one JSON object per line) as they arrive."""
+    """A watch's events (one JSON object per line) as they arrive. ADDED events are parsed a batch at a time, as
+    one JSON array: the parser then shares the key strings of a batch's objects (one per object would cost 150 MiB
+    more at 50k pods); any other event (the bookmark that ends the list) is handed on at once."""
+    batch: list[bytes] = []
+    size = 0
     pending = b""
     for chunk in _arriving_chunks(response):
         *lines, pending = (pending + chunk).split(b"\n")
         for line in lines:
-            if line.strip():
-                yield json.loads(line)
+            if not line.strip():
+                continue
+            batch.append(line)
+            size += len(line)
+            if size >= STREAM_READ_BYTES or not line.startswith(_ADDED_EVENT):
+                yield from json.loads(b"[" + b",".join(batch) + b"]")
+                batch, size = [], 0
     if pending.strip():
-        yield json.loads(pending)
+        batch.append(pending)
+    if batch:
+        yield from json.loads(b"[" + b",".join(batch) + b"]")
 
 
 def _arriving_chunks(response: Any) -> Iterator[bytes]:
