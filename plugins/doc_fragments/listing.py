@@ -18,7 +18,8 @@ options:
       - Read each kind of a live cluster (Pods, Nodes, Namespaces, ...) as one stream, as client-go informers do
         since Kubernetes 1.35 (a watch with C(sendInitialEvents=true) whose initial events are the list, ended by a
         bookmark). The API server streams it from its watch cache without building pages, and it is parsed while
-        it arrives, so a large cluster is read in about half the time and with fewer requests.
+        it arrives. A large cluster is thus read sooner (50,000 pods in 14-16 s instead of 18 s on two cores), with
+        one request per kind, and without the API server's memory growing for the pages.
       - When the server refuses it (Kubernetes before 1.27, or the C(WatchList) feature off), the user may list
         but not C(watch) the kind, or the stream ends early, that kind is read in pages of O(page_size) instead.
         Grant C(watch) beside C(list) to get the stream.
