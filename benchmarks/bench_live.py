@@ -465,7 +465,7 @@ def parse_scales(text: str) -> list[tuple[int, int]]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--scales", default=DEFAULT_SCALES, help="NODESxPODS_PER_NODE, comma-separated")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--load-workers", type=int, default=8, help="concurrent requests while loading")
