@@ -399,7 +399,10 @@ def test_snapshot_lists_each_default_kind_once(kube, client, namespace, watch_li
 
     assert snapshot.warnings == []
     assert sorted(snapshot.resource_versions) == sorted(DEFAULT_KINDS)
-    assert snapshot.read_as == dict.fromkeys(DEFAULT_KINDS, "stream" if watch_list else "pages")
+    if watch_list and kube.is_external:  # a tester's cluster may predate WatchList: pages are then right
+        assert set(snapshot.read_as) == set(DEFAULT_KINDS) and set(snapshot.read_as.values()) <= {"stream", "pages"}
+    else:
+        assert snapshot.read_as == dict.fromkeys(DEFAULT_KINDS, "stream" if watch_list else "pages")
     mine = {(obj["kind"], obj["metadata"]["name"]) for obj in snapshot.objects
             if obj["metadata"].get("namespace") == namespace}
     assert mine == {("Pod", "a"), ("PodDisruptionBudget", "pdb"), ("PersistentVolumeClaim", "data")}
