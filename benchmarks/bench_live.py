@@ -42,7 +42,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-import urllib3
 import yaml
 from bench_engine import (
     KUBEDESCHEDULER_SPEC,
@@ -75,34 +74,11 @@ VERB_LABEL = re.compile(r'verb="([A-Z]+)"')
 # ---- talking to the server ------------------------------------------------------------------------------------
 
 
-class Server:
-    """Raw HTTPS to the plane's kube-apiserver with its admin certificate, safe to share between threads."""
+def admin_client(plane: Any) -> Any:
+    """The collection's own API client for the plane (admin certificate), shared by the loading threads."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
 
-    def __init__(self, plane: Any, connections: int) -> None:
-        self.url = plane.url
-        self.pool = urllib3.PoolManager(num_pools=2, maxsize=connections, block=True, cert_reqs="CERT_REQUIRED",
-                                        ca_certs=str(plane.ca.pair.cert), cert_file=str(plane.admin.cert),
-                                        key_file=str(plane.admin.key), retries=False, timeout=120)
-
-    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
-                allowed: tuple[int, ...] = ()) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        response = self.pool.request(method, self.url + path, body=data, headers={"Content-Type": content_type})
-        if response.status >= 300 and response.status not in allowed:
-            raise RuntimeError(f"{method} {path}: {response.status} {response.data[:300]!r}")
-        return response.data
-
-    def create(self, path: str, body: dict) -> None:
-        self.request("POST", path, body, allowed=(409,))  # 409: a namespace or class that exists already
-
-    def patch_status(self, path: str, status: dict) -> None:
-        self.request("PATCH", path + "/status", {"status": status}, "application/merge-patch+json")
-
-
-def namespaced(api_version: str, plural: str, namespace: str | None, name: str | None = None) -> str:
-    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    path = prefix + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}"
-    return path + (f"/{name}" if name else "")
+    return build_api_client({"kubeconfig": str(plane.kubeconfig)}, env={})
 
 
 # ---- loading the cluster --------------------------------------------------------------------------------------
@@ -126,12 +102,24 @@ def is_mirror(pod: dict) -> bool:
     return MIRROR_ANNOTATION in (pod["metadata"].get("annotations") or {})
 
 
-def create_with_status(server: Server, api_version: str, plural: str, obj: dict) -> None:
+def create_with_status(api_client: Any, api_version: str, plural: str, obj: dict) -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import (
+        patch_raw,
+        post_raw,
+        resource_path,
+    )
+
     namespace = obj["metadata"].get("namespace")
-    server.create(namespaced(api_version, plural, namespace), creatable(obj))
+    try:
+        post_raw(api_client, resource_path(api_version, plural, namespace), creatable(obj))
+    except ClusterApiError as error:
+        if error.status != 409:  # 409: a namespace or class that exists already
+            raise
     status = {key: value for key, value in (obj.get("status") or {}).items() if key != "qosClass"}
     if status:
-        server.patch_status(namespaced(api_version, plural, namespace, obj["metadata"]["name"]), status)
+        patch_raw(api_client, resource_path(api_version, plural, namespace, obj["metadata"]["name"], "status"),
+                  {"status": status})
 
 
 def service_accounts(pods: Iterable[dict]) -> set[tuple[str, str]]:
@@ -148,7 +136,7 @@ def runtime_classes(pods: Iterable[dict]) -> list[dict]:
             for name, overhead in sorted(overheads.items())]
 
 
-def load_cluster(server: Server, objects: list[dict], workers: int) -> dict[str, int]:
+def load_cluster(api_client: Any, objects: list[dict], workers: int) -> dict[str, int]:
     by_kind: dict[str, list[dict]] = {kind: [] for kind in LOADED_KINDS}
     for obj in objects:
         if obj["kind"] in by_kind:
@@ -168,28 +156,33 @@ def load_cluster(server: Server, objects: list[dict], workers: int) -> dict[str,
     ]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for api_version, plural, items in steps:  # each kind complete before the next (pods need their namespace)
-            list(pool.map(lambda obj, v=api_version, p=plural: create_with_status(server, v, p, obj), items))
+            list(pool.map(lambda obj, v=api_version, p=plural: create_with_status(api_client, v, p, obj), items))
     return {kind: len(items) for kind, items in by_kind.items()}
 
 
-def dump_cluster(server: Server, path: Path, page_size: int = 500) -> int:
-    """What the server holds, as one `kind: List` file, written page by page."""
+def dump_cluster(api_client: Any, path: Path, page_size: int = 500) -> int:
+    """What the server holds, as one `kind: List` file, written page by page (never held whole)."""
     count = 0
     with path.open("w") as out:
         out.write('{"apiVersion": "v1", "kind": "List", "items": [')
         for api_version, plural in DUMPED:
-            for item in paged(server, namespaced(api_version, plural, None), page_size):
+            for item in paged(api_client, api_version, plural, page_size):
                 out.write(("," if count else "") + json.dumps(item))
                 count += 1
         out.write("]}\n")
     return count
 
 
-def paged(server: Server, path: str, page_size: int) -> Iterator[dict]:
+def paged(api_client: Any, api_version: str, plural: str, page_size: int) -> Iterator[dict]:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import (
+        request_raw,
+        resource_path,
+    )
+
     token = ""
     while True:
-        query = f"?limit={page_size}" + (f"&continue={token}" if token else "")
-        page = json.loads(server.request("GET", path + query))
+        query = [("limit", page_size)] + ([("continue", token)] if token else [])
+        page = request_raw(api_client, "GET", resource_path(api_version, plural), query=query)
         kind = page["kind"].removesuffix("List")
         for item in page["items"]:
             yield {"apiVersion": page["apiVersion"], "kind": kind, **item}
@@ -234,10 +227,12 @@ class PeakSampler:
             self.peak = max(self.peak, rss_mib(self.pid))
 
 
-def served(server: Server) -> dict[str, float]:
+def served(api_client: Any) -> dict[str, float]:
     """Requests by verb, response bytes and watch event bytes the API server has served so far."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_text
+
     totals: dict[str, float] = {"requests": 0.0, "response_bytes": 0.0, "watch_bytes": 0.0}
-    for line in server.request("GET", "/metrics").decode().splitlines():
+    for line in get_text(api_client, "/metrics").splitlines():
         for pattern, key in ((REQUESTS_METRIC, "requests"), (RESPONSE_BYTES_METRIC, "response_bytes"),
                              (WATCH_BYTES_METRIC, "watch_bytes")):
             match = pattern.match(line)
@@ -268,14 +263,14 @@ class Run:
     error: str | None = None
 
 
-def measured(server: Server, apiserver_pid: int, run: Run, action: Callable[[Run], None]) -> Run:
-    before = served(server)
+def measured(api_client: Any, apiserver_pid: int, run: Run, action: Callable[[Run], None]) -> Run:
+    before = served(api_client)
     with PeakSampler(apiserver_pid) as sampler:
         try:
             action(run)
         except (RuntimeError, OSError, subprocess.SubprocessError) as error:
             run.error = str(error)
-    after = served(server)
+    after = served(api_client)
     run.apiserver_extra_mib = max(sampler.peak - sampler.before, 0.0)
     run.apiserver_served = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in after
                             if after.get(key, 0.0) - before.get(key, 0.0) > 0}
@@ -375,13 +370,13 @@ def measure_scale(nodes: int, per_node: int, args: argparse.Namespace, pythonpat
     workdir = Path(tempfile.mkdtemp(prefix="bench-live-", dir=args.workdir))
     plane = start_control_plane(workdir / "plane")
     try:
-        server = Server(plane, args.load_workers)
+        api_client = admin_client(plane)
         started = time.perf_counter()
-        report.loaded = load_cluster(server, objects, args.load_workers)
+        report.loaded = load_cluster(api_client, objects, args.load_workers)
         report.load_seconds = time.perf_counter() - started
         del objects
         snapshot = workdir / "snapshot.json"
-        report.dumped_objects = dump_cluster(server, snapshot)
+        report.dumped_objects = dump_cluster(api_client, snapshot)
         policy_file = workdir / "policy.yaml"
         policy_file.write_text(yaml.safe_dump(policy))
         pid = next(p.popen.pid for p in plane.processes if p.name == "kube-apiserver")
@@ -389,14 +384,14 @@ def measure_scale(nodes: int, per_node: int, args: argparse.Namespace, pythonpat
         report.apiserver_rest_mib = rss_mib(pid)
         if not args.skip_upstream:
             run = upstream_cycle(build_upstream(), plane.kubeconfig, policy_file, workdir, args.timeout)
-            report.runs.append(measured(server, pid, Run("upstream"), run))
+            report.runs.append(measured(api_client, pid, Run("upstream"), run))
             time.sleep(args.settle)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         live_args = {"kubeconfig": str(plane.kubeconfig), "policy": policy}
-        report.runs.append(measured(server, pid, Run("live"), plan_module(live_args, workdir, pythonpath,
+        report.runs.append(measured(api_client, pid, Run("live"), plan_module(live_args, workdir, pythonpath,
                                                                           args.timeout)))
         file_args = {"snapshot": str(snapshot), "policy": policy, "now": now}
-        report.runs.append(measured(server, pid, Run("file"), plan_module(file_args, workdir, pythonpath,
+        report.runs.append(measured(api_client, pid, Run("file"), plan_module(file_args, workdir, pythonpath,
                                                                           args.timeout)))
     finally:
         if args.keep:
