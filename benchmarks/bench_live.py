@@ -388,11 +388,11 @@ def measure_scale(nodes: int, per_node: int, args: argparse.Namespace, pythonpat
             time.sleep(args.settle)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         live_args = {"kubeconfig": str(plane.kubeconfig), "policy": policy}
-        report.runs.append(measured(api_client, pid, Run("live"), plan_module(live_args, workdir, pythonpath,
-                                                                          args.timeout)))
+        live_run = plan_module(live_args, workdir, pythonpath, args.timeout)
+        report.runs.append(measured(api_client, pid, Run("live"), live_run))
         file_args = {"snapshot": str(snapshot), "policy": policy, "now": now}
-        report.runs.append(measured(api_client, pid, Run("file"), plan_module(file_args, workdir, pythonpath,
-                                                                          args.timeout)))
+        file_run = plan_module(file_args, workdir, pythonpath, args.timeout)
+        report.runs.append(measured(api_client, pid, Run("file"), file_run))
     finally:
         if args.keep:
             pids = " ".join(str(process.popen.pid) for process in plane.processes)
