@@ -7,16 +7,18 @@
 # where <key> hashes the tool directory's go.mod, go.sum, build.sh and tools.go, and this script. Prints that
 # directory on its last line of stdout.
 #
-# usage: go_tool_build.sh DIR CACHE_NAME BINARY PACKAGE DESCRIPTION
+# usage: go_tool_build.sh DIR CACHE_NAME BINARY PACKAGE DESCRIPTION [LDFLAGS]
 #   DIR          the tool's directory
 #   CACHE_NAME   its folder in the cache (upstream, s3server)
 #   BINARY       the executable's name in the build directory
 #   PACKAGE      the Go package of its main, as go build takes it
 #   DESCRIPTION  what it is, for the messages ("the upstream descheduler")
+#   LDFLAGS      more linker flags (for example -X to set a package variable); the tool's build.sh passes them,
+#                so they are part of the cache key
 set -euo pipefail
 
-if [ "$#" -ne 5 ]; then
-    echo "usage: $0 DIR CACHE_NAME BINARY PACKAGE DESCRIPTION" >&2
+if [ "$#" -ne 5 ] && [ "$#" -ne 6 ]; then
+    echo "usage: $0 DIR CACHE_NAME BINARY PACKAGE DESCRIPTION [LDFLAGS]" >&2
     exit 2
 fi
 dir="$(cd "$1" && pwd)"
@@ -24,6 +26,7 @@ cache_name="$2"
 binary="$3"
 package="$4"
 description="$5"
+extra_ldflags="${6:-}"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=prune_cache.sh
@@ -60,8 +63,8 @@ echo "build.sh: building $description into $out" >&2
     cd "$dir"
     # The same compiler flags as tests/controlplane/build.sh, so the packages both use compile once (one build
     # cache). -dwarf=false: the linker strips DWARF anyway (-w); not generating it saves 13% of the compile CPU.
-    CGO_ENABLED=0 go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags="-s -w" -o "$staging/$binary" \
-        "$package"
+    CGO_ENABLED=0 go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags="-s -w $extra_ldflags" \
+        -o "$staging/$binary" "$package"
 )
 rm -rf "$out"
 mv "$staging" "$out"

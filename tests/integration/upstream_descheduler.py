@@ -25,6 +25,9 @@ HERE = Path(__file__).resolve().parent
 BUILD = HERE.parent / "upstream" / "build.sh"
 CYCLE_TIMEOUT = 60
 CYCLE_INTERVAL = "1s"
+# The CA bundle the descheduler's Prometheus client reads, relative to its working directory (tests/upstream/build.sh
+# sets that path at link time; upstream reads a pod's service-account ca.crt)
+PROMETHEUS_CA_FILE = "prometheus-ca.crt"
 
 
 class UpstreamError(RuntimeError):
@@ -71,13 +74,15 @@ class Cycle:
 
 
 def fresh_cycles(binary: Path, kubeconfig: Path, policy: dict[str, Any], workdir: Path, count: int,
-                 complete: Callable[[Cycle], bool], parallel: int = 3) -> list[list[UpstreamEviction]]:
+                 complete: Callable[[Cycle], bool], parallel: int = 3, files: dict[str, str] | None = None,
+                 verbosity: int = 1) -> list[list[UpstreamEviction]]:
     """The evictions of `count` descheduler processes' first complete cycles, each from a new process (so each
     starts from a fresh pods-by-node index, as the plan's sampled cycles do), `parallel` processes at a time.
 
     `complete` says whether a cycle saw the whole cluster (every node and pod, with metrics); a process's cycles
     before its first complete one must have evicted nothing (else they moved pods in its index), or the process is
-    left out and another one started, at most `count` more in all."""
+    left out and another one started, at most `count` more in all. `files` ({name: text}) are written into each
+    process's working directory (PROMETHEUS_CA_FILE for a Prometheus metrics provider); `verbosity` is its --v."""
     results: list[list[UpstreamEviction]] = []
     attempts = 0
     with ThreadPoolExecutor(max_workers=parallel) as pool:
@@ -87,24 +92,28 @@ def fresh_cycles(binary: Path, kubeconfig: Path, policy: dict[str, Any], workdir
                 raise UpstreamError(f"only {len(results)} of {count} descheduler processes gave a complete first "
                                     f"cycle in {attempts} attempts; their logs are under {workdir}")
             futures = [pool.submit(_first_complete_cycle, binary, kubeconfig, policy,
-                                   workdir / f"process-{attempts + index}", complete) for index in range(batch)]
+                                   workdir / f"process-{attempts + index}", complete, files, verbosity)
+                       for index in range(batch)]
             attempts += batch
             results.extend(cycle for cycle in (future.result() for future in futures) if cycle is not None)
     return results
 
 
 def _first_complete_cycle(binary: Path, kubeconfig: Path, policy: dict[str, Any], workdir: Path,
-                          complete: Callable[[Cycle], bool]) -> Optional[list[UpstreamEviction]]:
+                          complete: Callable[[Cycle], bool], files: dict[str, str] | None,
+                          verbosity: int) -> Optional[list[UpstreamEviction]]:
     finished = _run(binary, kubeconfig, policy, workdir, lambda done: bool(done) and complete(done[-1]),
-                    CYCLE_TIMEOUT * 2)
+                    CYCLE_TIMEOUT * 2, files, verbosity)
     if any(cycle.evictions for cycle in finished[:-1]):
         return None
     return finished[-1].evictions
 
 
 def _run(binary: Path, kubeconfig: Path, policy: dict[str, Any], workdir: Path,
-         enough: Callable[[list[Cycle]], bool], timeout: float) -> list[Cycle]:
-    """Runs the descheduler in dry-run mode until `enough` of its finished cycles, or fails after `timeout` s."""
+         enough: Callable[[list[Cycle]], bool], timeout: float, files: dict[str, str] | None = None,
+         verbosity: int = 1) -> list[Cycle]:
+    """Runs the descheduler in dry-run mode in `workdir` (with `files` written there, logging at `verbosity`) until
+    `enough` of its finished cycles, or fails after `timeout` s."""
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.logparse import (
         CYCLE_TOTALS,
         DRY_RUN_EVICTION,
@@ -112,17 +121,19 @@ def _run(binary: Path, kubeconfig: Path, policy: dict[str, Any], workdir: Path,
     )
 
     workdir.mkdir(parents=True, exist_ok=True)
+    for name, text in (files or {}).items():
+        (workdir / name).write_text(text)
     policy_file = workdir / "policy.yaml"
     policy_file.write_text(yaml.safe_dump(policy))
     command = [str(binary), f"--kubeconfig={kubeconfig}", f"--policy-config-file={policy_file}", "--dry-run",
-               f"--descheduling-interval={CYCLE_INTERVAL}", "--secure-port=0", "--disable-metrics", "--v=1",
+               f"--descheduling-interval={CYCLE_INTERVAL}", "--secure-port=0", "--disable-metrics", f"--v={verbosity}",
                "--logging-format=text"]
     log = workdir / "descheduler.log"
     finished: list[Cycle] = []
     current = Cycle()
     deadline = time.monotonic() + timeout
     with log.open("w") as sink, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                 text=True) as process:
+                                                 text=True, cwd=workdir) as process:
         try:
             for line in process.stdout:
                 sink.write(line)
