@@ -195,6 +195,15 @@ def assert_possible_and_counts(plan: dict, runs: list[list[UpstreamEviction]], c
         assert spread["min"] <= len(run) <= spread["max"], f"{len(run)} evictions outside {spread}\n{context}"
 
 
+def assert_frequencies_agree(plan: dict, runs: list[list[UpstreamEviction]], policy: dict) -> None:
+    """What a load-aware plan must share with upstream's fresh cycles: the possible and certain pods, the counts,
+    and each pod's share of cycles within noise of its frequency."""
+    context = describe(runs, plan, policy)
+    assert_possible_and_counts(plan, runs, context)
+    problems = frequency_differences(plan, runs)
+    assert not problems, "per-pod frequencies differ beyond upstream's noise:\n" + "\n".join(problems) + "\n" + context
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_loadaware_frequencies_agree_with_the_descheduler(kube: Any, api_client: Any, namespace: str,
                                                           tmp_path: Path, descheduler_binary: Path,
@@ -210,7 +219,4 @@ def test_loadaware_frequencies_agree_with_the_descheduler(kube: Any, api_client:
     runs = fresh_cycles(descheduler_binary, kube.kubeconfig, policy, tmp_path / "upstream", UPSTREAM_RUNS,
                         complete_cycle(nodes, pods))
     assert_upstream_read_metrics(tmp_path / "upstream", cpus)
-    context = describe(runs, plan, policy)
-    assert_possible_and_counts(plan, runs, context)
-    problems = frequency_differences(plan, runs)
-    assert not problems, "per-pod frequencies differ beyond upstream's noise:\n" + "\n".join(problems) + "\n" + context
+    assert_frequencies_agree(plan, runs, policy)

@@ -40,13 +40,8 @@ import pytest
 from random_clusters import load_cluster, random_cluster
 from standins.httpserver import server_tls
 from standins.prometheus import PrometheusStandIn
-from test_upstream_agreement import (
-    describe,
-    plan_with_samples,
-    seeds_from_environment,
-    skip_without_own_control_plane,
-)
-from test_upstream_agreement_loadaware import NODE_LOGGED, assert_possible_and_counts, frequency_differences
+from test_upstream_agreement import plan_with_samples, seeds_from_environment, skip_without_own_control_plane
+from test_upstream_agreement_loadaware import NODE_LOGGED, assert_frequencies_agree
 from upstream_descheduler import PROMETHEUS_CA_FILE, Cycle, build_descheduler, fresh_cycles
 
 SEEDS = seeds_from_environment(range(4, 6), "UPSTREAM_AGREEMENT_PROMETHEUS_SEEDS")  # 4 static, 5 KubeVirt-shaped
@@ -192,7 +187,4 @@ def test_prometheus_frequencies_agree_with_the_descheduler(kube: Any, api_client
                         verbosity=2)
     names = {node["metadata"]["name"] for node in selected}
     assert_upstream_read_the_standin(tmp_path / "upstream", {n: v for n, v in utilization.items() if n in names})
-    context = describe(runs, plan, policy)
-    assert_possible_and_counts(plan, runs, context)
-    problems = frequency_differences(plan, runs)
-    assert not problems, "per-pod frequencies differ beyond upstream's noise:\n" + "\n".join(problems) + "\n" + context
+    assert_frequencies_agree(plan, runs, policy)
