@@ -39,6 +39,7 @@ from real_cluster import (  # noqa: E402
     cluster_scoped_names,
     wait_for_default_service_account,
 )
+from upstream_descheduler import build_descheduler  # noqa: E402
 
 REAL_CLUSTER_ENV = "TEST_KUBECONFIG"
 SCHEDULER_ENV = "TEST_KUBE_SCHEDULER"
@@ -186,6 +187,12 @@ def _control_plane_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> It
         if proxy is not None:
             proxy.stop()
         handle.cleanup()
+
+
+@pytest.fixture(scope="session")
+def descheduler_binary() -> Path:
+    """The real upstream descheduler (tests/upstream/build.sh: built once, cached), for the agreement tests."""
+    return build_descheduler()
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ import pytest
 from evict_helpers import wait_until_pods_are_older_than
 from playbook import run_tasks
 from random_clusters import load_cluster, load_rich_cluster, random_cluster, random_policy, rich_cluster, rich_policy
-from upstream_descheduler import UpstreamEviction, build_descheduler, dry_run_cycles
+from upstream_descheduler import UpstreamEviction, dry_run_cycles
 
 
 def seeds_from_environment(default: range = range(16), variable: str = "UPSTREAM_AGREEMENT_SEEDS") -> range:
@@ -46,11 +46,6 @@ UPSTREAM_RUNS = 6  # dry-run cycles of the real descheduler per cluster
 # probability (1 - p)^SAMPLES: with 200 that was 13% for a pod at 1%, one of 20 equal pods on a 9-pod node, and the
 # descheduler evicting it in one of its runs failed the test now and then (0.004% at 1,000).
 SAMPLES = 1000
-
-
-@pytest.fixture(scope="session")
-def descheduler_binary() -> Path:
-    return build_descheduler()
 
 
 def plan_with_samples(kube: Any, tmp_path: Path, policy: dict, seed: int) -> dict:

@@ -39,7 +39,7 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import pytest
 from playbook import REPO
@@ -51,7 +51,7 @@ from test_upstream_agreement import (
     seeds_from_environment,
     skip_without_own_control_plane,
 )
-from upstream_descheduler import Cycle, UpstreamEviction, build_descheduler, fresh_cycles
+from upstream_descheduler import Cycle, UpstreamEviction, fresh_cycles
 
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 from standins.metrics_server import API_VERSION, MetricsServer  # noqa: E402
@@ -61,11 +61,6 @@ UPSTREAM_RUNS = 24  # processes, one cycle each: enough that a 15%-vs-80% split 
 NOISE_SIGMAS = 3.5
 NODE_LOGGED = ("Node has been classified", "Node is appropriately utilized")
 TIMESTAMP = "2026-11-22T12:00:00Z"
-
-
-@pytest.fixture(scope="session")
-def descheduler_binary() -> Path:
-    return build_descheduler()
 
 
 @pytest.fixture
@@ -135,6 +130,15 @@ CLASSIFIED = re.compile(r'"Node (?:has been classified|is appropriately utilized
                         r'.*?usage=(?P<usage>.*?) usagePercentage')
 
 
+def logged_usage(records: Iterable[Any]) -> dict[str, dict[str, str]]:
+    """node name -> the usage upstream logged for it ("Node has been classified" / "... appropriately utilized")."""
+    logged = {}
+    for record in records:
+        if record.message in NODE_LOGGED and "usage" in record.values:
+            logged[record.values.get("node", "").rsplit("/", 1)[-1]] = json.loads(record.values["usage"])
+    return logged
+
+
 def complete_cycle(nodes: list[dict], pods: list[dict]) -> Callable[[Cycle], bool]:
     """A cycle saw the whole cluster when it logged each of the test's nodes with the pods the test put there (the
     "pods" of the usage it logs, which comes with the node's metrics)."""
@@ -142,10 +146,7 @@ def complete_cycle(nodes: list[dict], pods: list[dict]) -> Callable[[Cycle], boo
     expected.update({node["metadata"]["name"]: 0 for node in nodes})
 
     def complete(cycle: Cycle) -> bool:
-        logged = {}
-        for record in cycle.records:
-            if record.message in NODE_LOGGED and "usage" in record.values:
-                logged[record.values.get("node", "").rsplit("/", 1)[-1]] = json.loads(record.values["usage"])
+        logged = logged_usage(cycle.records)
         return all(name in logged and int(logged[name].get("pods", -1)) == count for name, count in expected.items())
 
     return complete

@@ -30,19 +30,18 @@ every node it took pods from logged with all the test's pods on it ("Pods on nod
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 from random_clusters import load_cluster, random_cluster
 from standins.httpserver import server_tls
 from standins.prometheus import PrometheusStandIn
 from test_upstream_agreement import plan_with_samples, seeds_from_environment, skip_without_own_control_plane
-from test_upstream_agreement_loadaware import NODE_LOGGED, assert_frequencies_agree
-from upstream_descheduler import PROMETHEUS_CA_FILE, Cycle, build_descheduler, fresh_cycles
+from test_upstream_agreement_loadaware import assert_frequencies_agree, logged_usage
+from upstream_descheduler import PROMETHEUS_CA_FILE, Cycle, fresh_cycles
 
 SEEDS = seeds_from_environment(range(4, 6), "UPSTREAM_AGREEMENT_PROMETHEUS_SEEDS")  # 4 static, 5 KubeVirt-shaped
 UPSTREAM_RUNS = 24  # processes, one cycle each (see test_upstream_agreement_loadaware.py)
@@ -54,14 +53,10 @@ KUBEVIRT_SCHEDULABLE = "kubevirt.io/schedulable"
 DEVIATION_PRESETS = [(10, 10), (20, 20), (30, 30), (0, 10), (0, 20), (0, 30)]
 
 
-@pytest.fixture(scope="session")
-def descheduler_binary() -> Path:
-    return build_descheduler()
-
-
 def random_utilization(seed: int, nodes: list[dict]) -> dict[str, float]:
-    """Each node cold (5-15% used) or hot (55-95%), the first one cold so that some node can receive pods; three
-    decimals, so that int(value * 100) is the same in Go and Python."""
+    """Each node cold (5-15% used) or hot (55-95%), the first one cold so that some node can receive pods, to three
+    decimals. The stand-in sends each value as Python's repr, which Go parses to the same double, so upstream's
+    int(value * 100) is Python's."""
     rng = random.Random(seed * 15485863 + 11)
     values = {}
     for index, node in enumerate(nodes):
@@ -125,15 +120,6 @@ def label_kubevirt_nodes(seed: int, nodes: list[dict]) -> list[dict]:
 def prometheus() -> Iterator[PrometheusStandIn]:
     with PrometheusStandIn({}, token=TOKEN) as standin:
         yield standin
-
-
-def logged_usage(records: Iterable[Any]) -> dict[str, dict[str, str]]:
-    """node name -> the usage logged for it ("Node has been classified" / "... appropriately utilized")."""
-    logged = {}
-    for record in records:
-        if record.message in NODE_LOGGED and "usage" in record.values:
-            logged[record.values.get("node", "").rsplit("/", 1)[-1]] = json.loads(record.values["usage"])
-    return logged
 
 
 def complete_cycle(nodes: list[dict], pods: list[dict]) -> Callable[[Cycle], bool]:
