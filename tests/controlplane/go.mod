@@ -166,7 +166,7 @@ require (
 	k8s.io/kms v0.36.3 // indirect
 	k8s.io/kube-aggregator v0.0.0 // indirect
 	k8s.io/kube-controller-manager v0.0.0 // indirect
-	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
+	k8s.io/kube-openapi v0.31.0 // indirect
 	k8s.io/kube-proxy v0.0.0 // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubectl v0.0.0 // indirect
@@ -221,3 +221,9 @@ replace (
 	k8s.io/sample-controller => k8s.io/sample-controller v0.36.3
 	k8s.io/streaming => k8s.io/streaming v0.36.3
 )
+
+// kube-openapi at the commit k8s.io/kubernetes v1.36.3 uses, required under the version the descheduler's module
+// graph asks for (v0.31.0, which the module proxy does not serve) and replaced, as tests/upstream/go.mod does: with
+// -trimpath a package's build-cache key holds its module's required version, so only identical requirements let
+// the upstream descheduler's build reuse the Kubernetes libraries compiled here (otherwise it compiles them again).
+replace k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a

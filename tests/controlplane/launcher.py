@@ -240,8 +240,12 @@ class ControlPlane:
             f"--kubeconfig={kubeconfig}",
             "--bind-address=127.0.0.1", f"--secure-port={free_port()}",
             f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}",
-            # No kubelet heartbeats here: node lifecycle would taint every node and evict its pods.
-            "--controllers=*,-node-lifecycle-controller",
+            # No kubelet heartbeats here: node lifecycle would taint every node and evict its pods. Nothing here
+            # attaches volumes, autoscales or sets quotas, and only kubelets read the TTL controller's node
+            # annotation; those four controllers' loops (attach-detach every 100 ms, the autoscaler every 15 s,
+            # quota's informers on every resource) are a fifth to a third of an idle controller-manager's CPU.
+            "--controllers=*,-node-lifecycle-controller,-persistentvolume-attach-detach-controller,"
+            "-horizontal-pod-autoscaler-controller,-resourcequota-controller,-ttl-controller",
             "--use-service-account-credentials=true",
             f"--service-account-private-key-file={self.service_account.key}",
             f"--root-ca-file={self.ca.pair.cert}",

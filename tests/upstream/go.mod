@@ -97,14 +97,14 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	k8s.io/api v0.36.3 // indirect
 	k8s.io/apimachinery v0.36.3 // indirect
-	k8s.io/apiserver v0.36.1 // indirect
+	k8s.io/apiserver v0.36.3 // indirect
 	k8s.io/client-go v0.36.3 // indirect
 	k8s.io/component-base v0.36.3 // indirect
-	k8s.io/component-helpers v0.36.1 // indirect
+	k8s.io/component-helpers v0.36.3 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kms v0.36.3 // indirect
 	k8s.io/kube-openapi v0.31.0 // indirect
-	k8s.io/metrics v0.36.1 // indirect
+	k8s.io/metrics v0.36.3 // indirect
 	k8s.io/streaming v0.36.3 // indirect
 	k8s.io/utils v0.0.0-20260507154919-ff6756f316d2 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect
@@ -116,7 +116,9 @@ require (
 
 // The Kubernetes libraries of tests/controlplane (v1.36.3; kube-openapi at the commit it uses; the
 // descheduler's module graph otherwise asks for kube-openapi v0.31.0, which the module proxy does not serve): one Go build cache
-// serves both.
+// serves both. With -trimpath a package's build-cache key holds its module's required version, so the requirements
+// above name the control plane's versions too (apiserver, component-helpers and metrics at v0.36.3, not the
+// descheduler's v0.36.1; tests/controlplane/go.mod requires kube-openapi as v0.31.0 for the same reason).
 replace (
 	k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a
 	k8s.io/api => k8s.io/api v0.36.3
