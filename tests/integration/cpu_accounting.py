@@ -2,7 +2,9 @@
 
 On two cores the suite is CPU-bound (its workers keep the cores about 90% busy), so its wall time under load follows
 the CPU it uses, not its waits. Set TEST_CPU_REPORT=<directory> and each pytest worker writes
-`<directory>/<worker>.jsonl`: one line per test with the CPU-seconds spent during it, counted where they are spent:
+`<directory>/ansible-core-<version>-<worker>.jsonl` (the version tells the integration stage from compat, which
+runs beside it with workers of the same names): one line per test with the CPU-seconds spent during it, counted
+where they are spent:
 - `worker`: the pytest process itself (test code, the kubelet and operator stand-ins, the `kubernetes` client);
 - `children`: its subprocesses that ended during the test (ansible-playbook and the modules it runs, kubectl,
   the upstream descheduler...), as the kernel adds them up when they are reaped;
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from ansible import release as ansible_release
 from process_tree import stat_fields
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -41,13 +44,18 @@ def own_and_children_seconds() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
+def ansible_core_version() -> str:
+    """major.minor of the ansible-core this session's ansible-playbook runs (its venv's)."""
+    return ".".join(ansible_release.__version__.split(".")[:2])
+
+
 class CpuAccounting:
     """A pytest plugin: `server_pids()` gives the pids of the control-plane processes running now."""
 
     def __init__(self, report_dir: Path, server_pids: Callable[[], Iterable[int]]) -> None:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         report_dir.mkdir(parents=True, exist_ok=True)
-        self.path = report_dir / f"{worker}.jsonl"
+        self.path = report_dir / f"ansible-core-{ansible_core_version()}-{worker}.jsonl"
         self.server_pids = server_pids
 
     def _servers(self) -> dict[int, float]:

@@ -3,7 +3,8 @@
     python tests/integration/cpu_report.py DIRECTORY [--tests N]
 
 Prints per file: tests, wall seconds (summed over its tests), CPU-seconds of the pytest worker, of the subprocesses
-it ran and of the control-plane servers, and the total; then the N most expensive tests (default 20).
+it ran and of the control-plane servers, and the total; then each worker's tests and wall time; then the N most
+expensive tests (default 20).
 """
 
 from __future__ import annotations
@@ -16,9 +17,17 @@ from pathlib import Path
 COLUMNS = ("wall", "worker", "children", "servers")
 
 
-def read_lines(directory: Path) -> list[dict]:
-    return [json.loads(line) for path in sorted(directory.glob("*.jsonl")) for line in path.read_text().splitlines()
-            if line.strip()]
+def read_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def worker_table(files: list[Path]) -> str:
+    """Each worker's tests and summed wall time: whether the workers were busy equally long."""
+    out = [f"{'worker (one session)':70} {'tests':>5} {'wall':>9}"]
+    for path in files:
+        lines = read_lines(path)
+        out.append(f"{path.stem[-70:]:70} {len(lines):5d} {sum(line['wall'] for line in lines):9.1f}")
+    return "\n".join(out)
 
 
 def total(line: dict) -> float:
@@ -38,7 +47,8 @@ def main() -> None:
     parser.add_argument("directory", type=Path)
     parser.add_argument("--tests", type=int, default=20)
     args = parser.parse_args()
-    lines = read_lines(args.directory)
+    files = sorted(args.directory.glob("*.jsonl"))
+    lines = [line for path in files for line in read_lines(path)]
     per_file: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(COLUMNS, 0.0))
     counts: dict[str, int] = defaultdict(int)
     for line in lines:
@@ -49,6 +59,7 @@ def main() -> None:
     ranked = sorted(per_file, key=lambda n: -(per_file[n]["worker"] + per_file[n]["children"] + per_file[n]["servers"]))
     everything = {c: sum(per_file[n][c] for n in per_file) for c in COLUMNS}
     print(table([(name, counts[name], per_file[name]) for name in ranked] + [("all", len(lines), everything)]))
+    print("\n" + worker_table(files))
     print(f"\nthe {args.tests} most expensive tests")
     top = sorted(lines, key=lambda line: -total(line))[:args.tests]
     print(table([(line["test"], 1, line) for line in top]))
