@@ -21,12 +21,11 @@ def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def worker_table(files: list[Path]) -> str:
+def worker_table(by_worker: dict[str, list[dict]]) -> str:
     """Each worker's tests and summed wall time: whether the workers were busy equally long."""
     out = [f"{'worker (one session)':70} {'tests':>5} {'wall':>9}"]
-    for path in files:
-        lines = read_lines(path)
-        out.append(f"{path.stem[-70:]:70} {len(lines):5d} {sum(line['wall'] for line in lines):9.1f}")
+    for worker, lines in by_worker.items():
+        out.append(f"{worker[-70:]:70} {len(lines):5d} {sum(line['wall'] for line in lines):9.1f}")
     return "\n".join(out)
 
 
@@ -47,8 +46,8 @@ def main() -> None:
     parser.add_argument("directory", type=Path)
     parser.add_argument("--tests", type=int, default=20)
     args = parser.parse_args()
-    files = sorted(args.directory.glob("*.jsonl"))
-    lines = [line for path in files for line in read_lines(path)]
+    by_worker = {path.stem: read_lines(path) for path in sorted(args.directory.glob("*.jsonl"))}
+    lines = [line for worker_lines in by_worker.values() for line in worker_lines]
     per_file: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(COLUMNS, 0.0))
     counts: dict[str, int] = defaultdict(int)
     for line in lines:
@@ -59,7 +58,7 @@ def main() -> None:
     ranked = sorted(per_file, key=lambda n: -(per_file[n]["worker"] + per_file[n]["children"] + per_file[n]["servers"]))
     everything = {c: sum(per_file[n][c] for n in per_file) for c in COLUMNS}
     print(table([(name, counts[name], per_file[name]) for name in ranked] + [("all", len(lines), everything)]))
-    print("\n" + worker_table(files))
+    print("\n" + worker_table(by_worker))
     print(f"\nthe {args.tests} most expensive tests")
     top = sorted(lines, key=lambda line: -total(line))[:args.tests]
     print(table([(line["test"], 1, line) for line in top]))
