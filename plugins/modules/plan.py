@@ -192,6 +192,15 @@ options:
         kube-system -o jsonpath='{.metadata.uid}')). When the connection reaches another cluster (or the snapshot
         file holds another cluster's C(kube-system)), the task fails naming both.
     type: str
+  return_evictions:
+    description:
+      - Whether the result holds the eviction list (RV(evictions)).
+      - C(false) leaves it out, which a large cluster's plan needs - 50,000 evictions are about 20 MB of result that
+        Ansible copies and scrubs, then keeps in the controller's memory for each registered host. Every other
+        return value, such as RV(summary), is still returned, and the written C(plan.json) (O(report_dir)) holds
+        the evictions.
+    type: bool
+    default: true
   verify:
     description:
       - C(server) asks the API server, for each planned eviction, whether it would be allowed now - a server-side
@@ -289,6 +298,14 @@ EXAMPLES = r"""
 - name: Show the evictions
   ansible.builtin.debug:
     msg: "{{ plan.evictions | map(attribute='name') | list }}"
+
+- name: A 150,000-pod cluster - the evictions only in the report, the counts in the result
+  descheduler.fleet.plan:
+    kubeconfig: ~/.kube/prod.kubeconfig
+    context: prod
+    report_dir: /tmp/plans/prod
+    return_evictions: false
+  register: large_plan
 """
 
 RETURN = r"""
@@ -302,7 +319,7 @@ evictions:
       C(not_replaced)), C(reason) (for an unplaced pod the scheduler's own message, such as
       C(0/5 nodes are available - 5 Insufficient cpu.)) and, when no node
       fits, C(rejected_by) (nodes rejected per filter plugin).
-  returned: always
+  returned: unless O(return_evictions=false)
   type: list
   elements: dict
   sample:
@@ -460,6 +477,7 @@ ARGUMENT_SPEC = argument_spec(
     verify=dict(type="str", choices=["none", "server"], default="none"),
     fail_on=dict(type="list", elements="str", choices=list(FAIL_ON_CHOICES), default=[]),
     previous_plan=dict(type="path"),
+    return_evictions=dict(type="bool", default=True),
 )
 
 

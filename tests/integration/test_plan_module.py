@@ -204,13 +204,22 @@ def test_report_dir_gets_json_markdown_and_html(tmp_path: Path) -> None:
     task = {"descheduler.fleet.plan": {"snapshot": str(snapshot), "kubedescheduler": KUBEDESCHEDULER, "now": NOW,
                                        "report_dir": str(tmp_path / "out"), "cluster_name": "c1"},
             "register": "plan"}
-    process, results = run_tasks(tmp_path, [task])
+    # the same plan without the eviction list in the result (a large cluster's): the report still has it
+    lean = {"descheduler.fleet.plan": {**task["descheduler.fleet.plan"], "report_dir": str(tmp_path / "lean"),
+                                       "return_evictions": False},
+            "register": "lean"}
+    process, results = run_tasks(tmp_path, [task, lean])
     assert_succeeded(process)
     files = results["plan"]["report_files"]
     written = json.loads(Path(files["json"]).read_text())
     assert written["evictions"] == results["plan"]["evictions"]
     assert "<svg" in Path(files["html"]).read_text()
     assert Path(files["markdown"]).read_text().startswith("#")
+    assert results["plan"]["evictions"], "the benchmark cluster's plan evicts something"
+    assert "evictions" not in results["lean"]
+    assert results["lean"]["summary"] == results["plan"]["summary"]
+    lean_written = json.loads(Path(results["lean"]["report_files"]["json"]).read_text())
+    assert lean_written["evictions"] == results["plan"]["evictions"]
 
 
 def test_misspelt_kubedescheduler_fields_are_refused_unless_passed_on(kube: Any, tmp_path: Path) -> None:

@@ -225,13 +225,13 @@ class CycleState:
         evicted = self.evicted
         if still_listed:
             def keep(pod: Pod) -> bool:
-                return (pod.index not in evicted or pod.index in still_listed) and (all_phases or not pod.is_terminal())
+                return (pod.index not in evicted or pod.index in still_listed) and (all_phases or not pod.terminal)
         elif all_phases:  # the usual cases, on the hot path of every plugin: as few tests per pod as possible
             def keep(pod: Pod) -> bool:
                 return pod.index not in evicted
         else:
             def keep(pod: Pod) -> bool:
-                return pod.index not in evicted and not pod.is_terminal()
+                return pod.index not in evicted and not pod.terminal
         return self.order.pods(pods, keep, self.snapshot.pods)
 
 
@@ -275,7 +275,7 @@ class PluginHandle:
             pods = self.state.snapshot.pods
             by_node: dict[str, list[Pod]] = {}
             for index in self.still_listed:
-                if not pods[index].is_terminal():
+                if not pods[index].terminal:
                     by_node.setdefault(pods[index].node_name, []).append(pods[index])
             self._still_listed_by_node = by_node
         return self._still_listed_by_node.get(node_name, [])

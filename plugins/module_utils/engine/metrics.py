@@ -468,7 +468,7 @@ def _after(snapshot: Any, actual: ActualUsage, reading: Mapping[str, Any],
             used: dict[str, int] = dict(actual.node_usage(name))
         except UsageUnavailable:
             continue
-        used["pods"] = sum(1 for p in snapshot.pods_by_node.get(name, ()) if not p.is_terminal())
+        used["pods"] = sum(1 for p in snapshot.pods_by_node.get(name, ()) if not p.terminal)
         for entry in evictions:
             if entry.get("node") != name:
                 continue

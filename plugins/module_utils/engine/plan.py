@@ -93,7 +93,7 @@ def _usage_by_node(snapshot: Snapshot, state: Optional[CycleState]) -> dict[str,
     """Requests (cpu millis, memory bytes, pod count) of live non-terminal pods per node."""
     result: dict[str, dict[str, int]] = {}
     for name in snapshot.nodes:
-        pods = [p for p in snapshot.pods_by_node.get(name, ()) if not p.is_terminal()]
+        pods = [p for p in snapshot.pods_by_node.get(name, ()) if not p.terminal]
         if state is not None:
             pods = [p for p in pods if p.index not in state.evicted]
         totals = {"cpu": 0, "memory": 0}

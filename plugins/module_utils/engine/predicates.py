@@ -109,7 +109,7 @@ class NodeUsage:
         self.count: dict[str, int] = {}
         self.live: dict[str, list[Pod]] = {}
         for node_name, pods in pods_by_node.items():
-            self.live[node_name] = [p for p in pods if not p.is_terminal()]
+            self.live[node_name] = [p for p in pods if not p.terminal]
             totals: dict[str, int] = {}
             for pod in self.live[node_name]:
                 for key, amount in pod.requests.items():
@@ -119,7 +119,7 @@ class NodeUsage:
 
     def remove(self, pod: Pod) -> None:
         live = self.live.get(pod.node_name)
-        if live is None or pod.is_terminal():
+        if live is None or pod.terminal:
             return
         try:
             live.remove(pod)

@@ -185,7 +185,7 @@ class SharedCycles:
         if self._raw_before is None:
             raw = {}
             for name in self.snapshot.nodes:
-                live = [p for p in self.snapshot.pods_by_node.get(name, ()) if not p.is_terminal()]
+                live = [p for p in self.snapshot.pods_by_node.get(name, ()) if not p.terminal]
                 raw[name] = (sum(p.requests.get("cpu", 0) for p in live),
                              sum(p.requests.get("memory", 0) for p in live), len(live))
             self._raw_before = raw

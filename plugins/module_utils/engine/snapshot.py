@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import SnapshotError
@@ -54,6 +55,9 @@ def iter_snapshot_file(path: str) -> Iterator[dict]:
         yield from parse_snapshot_text(text, source=path)
 
 
+_WHITESPACE = re.compile(r"[ \t\r\n]*")  # JSON's white space (the json module's own rule)
+
+
 class _JsonStream:
     """One JSON text read from a file in chunks, a value at a time (the standard library's ``raw_decode``)."""
 
@@ -75,8 +79,7 @@ class _JsonStream:
     def peek(self) -> str:
         """The next character that is not white space ('' at the end of the file), not consumed."""
         while True:
-            while self.position < len(self.buffer) and self.buffer[self.position] in " \t\r\n":
-                self.position += 1
+            self.position = _WHITESPACE.match(self.buffer, self.position).end()  # type: ignore[union-attr]
             if self.position < len(self.buffer):
                 return self.buffer[self.position]
             if not self._read_more():
@@ -115,7 +118,10 @@ def _stream_objects(stream: _JsonStream) -> Iterator[dict]:
     where = f"{stream.source} document 1"
     if stream.peek() == "[":
         for index, item in enumerate(_array_items(stream)):
-            yield from _flatten(item, f"{where} item {index}")
+            if type(item) is dict and not _is_list_kind(item.get("kind")):
+                yield item  # the usual item, an object with its own kind: no flattening to do
+            else:
+                yield from _flatten(item, f"{where} item {index}")
     else:
         yield from _stream_object_document(stream, where)
     if stream.peek():
@@ -148,10 +154,13 @@ def _stream_object_document(stream: _JsonStream, where: str) -> Iterator[dict]:
         if key == "items" and stream.peek() == "[" and _may_be_list(fields):
             items_streamed = True
             for item in _array_items(stream):
-                if isinstance(item, dict) and "kind" not in item and _item_kind(fields) is None:
+                if type(item) is dict and not _is_list_kind(item.get("kind")):
+                    yield item  # the usual item, an object with its own kind: no flattening to do
+                elif isinstance(item, dict) and "kind" not in item and _item_kind(fields) is None:
                     waiting.append(item)
                     continue
-                yield from _flatten(_with_kind(item, _item_kind(fields)), f"{where} items[{streamed}]")
+                else:
+                    yield from _flatten(_with_kind(item, _item_kind(fields)), f"{where} items[{streamed}]")
                 streamed += 1
             continue
         fields[key] = stream.value()
@@ -165,6 +174,11 @@ def _stream_object_document(stream: _JsonStream, where: str) -> Iterator[dict]:
     for item in waiting:
         yield from _flatten(_with_kind(item, _item_kind(fields)), f"{where} items[{streamed}]")
         streamed += 1
+
+
+def _is_list_kind(kind: Any) -> bool:
+    """False for a kind an object may have (a List nests objects; None or a non-string fails in _flatten)."""
+    return not isinstance(kind, str) or not kind or kind.endswith("List")
 
 
 def _may_be_list(fields: Mapping[str, Any]) -> bool:
@@ -249,12 +263,18 @@ class Snapshot:
                 self.pods_by_node.setdefault(pod.node_name, []).append(pod)
         self._pods_by_key: Optional[dict[tuple[str, str], Pod]] = None  # see find_pod
         self.owner_uid_counts: dict[str, int] = {}
+        counts = self.owner_uid_counts
         for pod in self.pods:
-            for uid in {ref.uid for ref in pod.owners}:  # an indexer lists a pod once per distinct owner UID
-                self.owner_uid_counts[uid] = self.owner_uid_counts.get(uid, 0) + 1
+            owners = pod.owners
+            if len(owners) == 1:  # most pods
+                uid = owners[0].uid
+                counts[uid] = counts.get(uid, 0) + 1
+                continue
+            for uid in {ref.uid for ref in owners}:  # an indexer lists a pod once per distinct owner UID
+                counts[uid] = counts.get(uid, 0) + 1
 
     def _add(self, obj: Mapping[str, Any], number: int) -> None:
-        if not isinstance(obj, Mapping):
+        if type(obj) is not dict and not isinstance(obj, Mapping):  # typing's isinstance is slow: dicts first
             raise SnapshotError(f"object {number}: expected a mapping, got {type(obj).__name__}")
         kind = obj.get("kind")
         meta = obj.get("metadata")

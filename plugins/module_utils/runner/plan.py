@@ -89,6 +89,8 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     if params.get("report_dir"):
         plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"),
                                                  template_dir=params.get("report_template_dir"))
+    if params.get("return_evictions") is False:  # the plan module's option; the reports above still have them
+        del plan["evictions"]
     return plan
 
 
@@ -181,11 +183,11 @@ def _snapshot_from_file(path: str, placement: Any = None) -> tuple[Snapshot, Clu
     namespaces: list[dict] = []
 
     def slimmed() -> Iterator[dict]:
-        # each Pod and Node is reduced to what the engine reads as soon as it is parsed, as a live listing does: a
-        # snapshot of 150,000 pods is never held whole
+        # each object is modelled as soon as it is parsed, so a snapshot of 150,000 pods is never held whole: a Pod
+        # keeps only what the engine reads of it (no slim_object copy first), a Node is slimmed as a live listing's
         for obj in iter_snapshot_file(path):
             kind = obj.get("kind")
-            if kind in ("Pod", "Node"):
+            if kind == "Node":
                 obj = slim_object(obj)
             elif kind == "Namespace":
                 namespaces.append(obj)

@@ -7,7 +7,11 @@ from typing import Any
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.args import ArgsReader
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import PluginHandle
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Pod, parse_time
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import (
+    POD_CONDITION_FIELDS,
+    Pod,
+    parse_time,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plugins.common import (
     TOTAL_LIMIT,
     PodFilter,
@@ -94,13 +98,15 @@ def _condition_match(pod: Pod, filters: list, now: float) -> bool:
     return False
 
 
-def _one_condition(condition: dict, wanted: dict, now: float) -> bool:
+def _one_condition(condition: tuple, wanted: dict, now: float) -> bool:
+    """``condition`` is a Pod's (type, status, reason, lastTransitionTime), see POD_CONDITION_FIELDS."""
+    fields = dict(zip(POD_CONDITION_FIELDS, condition, strict=True))
     for key in ("type", "status", "reason"):
-        if wanted.get(key) and condition.get(key) != wanted[key]:
+        if wanted.get(key) and fields[key] != wanted[key]:
             return False
     min_seconds = wanted.get("minTimeSinceLastTransitionSeconds")
     if min_seconds is not None:  # an explicit 0 still needs a past, non-zero lastTransitionTime
-        moment = parse_time(condition.get("lastTransitionTime"))
+        moment = parse_time(fields["lastTransitionTime"])
         if moment is None or now - moment < min_seconds:
             return False
     return True

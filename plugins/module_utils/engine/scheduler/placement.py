@@ -92,7 +92,7 @@ def build_cluster(snapshot: Any, extras: Optional[ExtrasIndex]) -> tuple[Cluster
     lookup = extras.by_key if extras else {}
     by_name = cluster.by_name
     by_index = {pod.index: SchedPod(pod, lookup.get(pod.key)) for pod in snapshot.pods
-                if pod.node_name in by_name and not pod.is_terminal()}
+                if pod.node_name in by_name and not pod.terminal}
     cluster.load((sched, sched.model.node_name) for sched in by_index.values())
     return cluster, by_index
 
