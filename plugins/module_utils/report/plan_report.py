@@ -356,9 +356,12 @@ def write_plan_report(plan: dict, out_dir: str, *, cluster: Optional[str] = None
     """Write plan.json, plan.md, plan.html into out_dir (created if needed; written atomically: temp file +
     os.replace). ``template_dir`` holds templates that replace the shipped ones of the same name (templating.py).
     Returns {"json": path, "markdown": path, "html": path}."""
-    return write_report_files(out_dir, PLAN_FILES, lambda: {
-        "json": to_json(plan), "markdown": render_markdown(plan, cluster=cluster, template_dir=template_dir),
-        "html": render_html(plan, cluster=cluster, template_dir=template_dir)})
+    def render_all() -> dict[str, str]:
+        view = read_plan(plan, cluster)  # once for both formats (it reads every eviction)
+        return {"json": to_json(plan), "markdown": _render_markdown(plan, view, template_dir),
+                "html": _render_html(plan, view, template_dir)}
+
+    return write_report_files(out_dir, PLAN_FILES, render_all)
 
 
 # --- what both formats say ----------------------------------------------------------------------------------------
@@ -410,15 +413,22 @@ def classes_notes(view: PlanView) -> list[str]:
 
 
 def render_markdown(plan: dict, *, cluster: Optional[str] = None, template_dir: Optional[str] = None) -> str:
-    return render("plan.md", template_dir, **_context(plan, read_plan(plan, cluster)))
+    return _render_markdown(plan, read_plan(plan, cluster), template_dir)
 
 
 def render_html(plan: dict, *, cluster: Optional[str] = None, template_dir: Optional[str] = None) -> str:
-    view = read_plan(plan, cluster)
-    return render("plan.html", template_dir, **_context(plan, view), **_html_context(view))
+    return _render_html(plan, read_plan(plan, cluster), template_dir)
 
 
-def _context(plan: dict, view: PlanView) -> dict[str, Any]:
+def _render_markdown(plan: dict, view: PlanView, template_dir: Optional[str]) -> str:
+    return render("plan.md", template_dir, **_context(plan, view, for_html=False))
+
+
+def _render_html(plan: dict, view: PlanView, template_dir: Optional[str]) -> str:
+    return render("plan.html", template_dir, **_context(plan, view, for_html=True), **_html_context(view))
+
+
+def _context(plan: dict, view: PlanView, for_html: bool) -> dict[str, Any]:
     """What both templates read: the view, the optional sections (None when the plan has no such part) and the
     rows of the tables."""
     resources = view.resources
@@ -426,7 +436,7 @@ def _context(plan: dict, view: PlanView) -> dict[str, Any]:
         "plan": plan, "view": view, "title": plan_title(view), "nodes_line": nodes_line(view),
         "limits_line": limits_line(view), "classes_notes": classes_notes(view),
         "limits": [f"{name}: {value}" for name, value in view.limits.items()],
-        "evictions": evictions_table.section(view.evictions, view.total),
+        "evictions": evictions_table.section(view.evictions, view.total, html_rows=for_html),
         "sampling": sampling_report.section(plan), "actual": usage_report.section(plan),
         "placement": placement_report.section(plan),
         "spared_rows": [(r.reason, r.count, ", ".join(r.examples)) for r in view.spared],

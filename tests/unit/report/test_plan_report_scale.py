@@ -222,6 +222,18 @@ def test_html_shows_200_rows_and_keeps_the_rest_in_the_document(large_plan: dict
     assert any(text.startswith("Evictions 201–450") for text in parsed.text)
 
 
+def test_html_rows_under_the_table_are_laid_out_as_the_first_page(large_plan: dict) -> None:
+    """The rows past the first page are written without the template engine (speed): same cells, classes, escaping."""
+    first, _, rest = evictions_section(render_html(large_plan)).partition('<details class="pager-more">')
+
+    def shapes(part: str) -> set[str]:  # each row's markup with its texts taken out
+        return {re.sub(r">[^<]*<", "><", row) for row in re.findall(r'<tr><th scope="row".*?</tr>', part)}
+
+    assert shapes(first) and shapes(rest) == shapes(first)
+    assert '<td><span class="ns">default/</span>old-' in rest
+    assert re.findall(r"<tr>", rest) and all(row.endswith("</tr>") for row in re.findall(r"<tr>.*?</tr>", rest))
+
+
 def test_html_big_table_needs_no_script_and_nothing_external(large_plan: dict) -> None:
     document = render_html(large_plan)
     parsed = parse(f"<div>{evictions_section(document)}</div>")

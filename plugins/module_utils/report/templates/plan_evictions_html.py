@@ -1,5 +1,6 @@
 """plan_evictions.html: the evictions table of plan.html (``evictions``, see report/evictions_table.py). Every row
-is in the page: the first page in the table, the others in a <details> under it."""
+is in the page: the first page in the table, the others in a <details> under it (``evictions.rest_html``, their rows
+already written as the table macro would write them: see report/evictions_table.py)."""
 
 NAME = "plan_evictions.html"
 TEMPLATE = """\
@@ -23,7 +24,9 @@ the other {{ "{:,}".format(evictions.rest|length) }} are under the table.</p>
 {% if evictions.rest %}
 <details class="pager-more"><summary>Evictions {{ "{:,}".format(evictions.page_size + 1) }}–\
 {{ "{:,}".format(evictions.count) }}</summary>
-{{ evictions_table(evictions.rest) }}
+{% call(rows) table(evictions.headers, [evictions.rest_html], numeric=evictions.numeric, whole_rows=true) %}\
+{{ rows|safe }}{% endcall %}
+
 </details>
 {% endif %}
 </section>
