@@ -2,7 +2,12 @@ module descheduler-fleet/tests/upstream
 
 go 1.26.0
 
-require sigs.k8s.io/descheduler v0.36.0
+require (
+	k8s.io/apimachinery v0.36.3
+	k8s.io/client-go v0.36.3
+	k8s.io/klog/v2 v2.140.0
+	sigs.k8s.io/descheduler v0.36.0
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -96,12 +101,9 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	k8s.io/api v0.36.3 // indirect
-	k8s.io/apimachinery v0.36.3 // indirect
 	k8s.io/apiserver v0.36.3 // indirect
-	k8s.io/client-go v0.36.3 // indirect
 	k8s.io/component-base v0.36.3 // indirect
 	k8s.io/component-helpers v0.36.3 // indirect
-	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kms v0.36.3 // indirect
 	k8s.io/kube-openapi v0.31.0 // indirect
 	k8s.io/metrics v0.36.3 // indirect
@@ -120,7 +122,6 @@ require (
 // above name the control plane's versions too (apiserver, component-helpers and metrics at v0.36.3, not the
 // descheduler's v0.36.1; tests/controlplane/go.mod requires kube-openapi as v0.31.0 for the same reason).
 replace (
-	k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a
 	k8s.io/api => k8s.io/api v0.36.3
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.36.3
 	k8s.io/apimachinery => k8s.io/apimachinery v0.36.3
@@ -130,6 +131,7 @@ replace (
 	k8s.io/component-base => k8s.io/component-base v0.36.3
 	k8s.io/component-helpers => k8s.io/component-helpers v0.36.3
 	k8s.io/kms => k8s.io/kms v0.36.3
+	k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a
 	k8s.io/metrics => k8s.io/metrics v0.36.3
 	k8s.io/streaming => k8s.io/streaming v0.36.3
 )
