@@ -8,9 +8,10 @@ It writes the generator's OpenShift-flavoured cluster as a JSON snapshot, render
 would from bench_engine.py's KubeDescheduler spec for its namespaces, builds tests/upstream/snapshotcycle (upstream
 v0.36.0 in dry-run mode on the file's objects held in client-go's fake clientset, no API server: see its main.go),
 then measures in turns, each in its own process:
-  ours        python -m ...plugins.modules.plan {snapshot, policy, now}            (the module as a user runs it)
-  ours lean   the same with return_evictions: false and report_dir (the evictions only in plan.json)
-  upstream    snapshotcycle SNAPSHOT POLICY: dry-run cycles until two in a row evict the same pods
+  ours             python -m ...plugins.modules.plan {snapshot, policy, now}    (returns the eviction list)
+  ours, summary    the same with return_evictions: false                          (counts, no list)
+  ours, reports    return_evictions: false and report_dir                          (the list in plan.json/md/html)
+  upstream         snapshotcycle SNAPSHOT POLICY: dry-run cycles until two in a row evict the same pods
 For each: wall seconds, CPU seconds, peak RSS; for upstream at the end of each cycle. Its first cycle may start
 before its sandbox has mirrored the whole cluster and evict fewer; the first complete cycle is what a plan is
 compared with. Both sides take the same `now` (upstream reads the clock; the module gets the time the run started).
@@ -148,7 +149,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--generated-at", default="2026-11-22T12:00:00Z", help="the generator's notion of now")
     parser.add_argument("--snapshot", type=Path, help="measure this JSON snapshot instead of generating one")
-    parser.add_argument("--repeat", type=int, default=2, help="rounds of (ours, ours lean, upstream)")
+    parser.add_argument("--repeat", type=int, default=2, help="rounds of (ours three ways, upstream)")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--workdir", type=Path, help="where the snapshot, policy and outputs go (a temp dir)")
     parser.add_argument("--json", type=Path, help="write every measure here as JSON")
@@ -169,30 +170,32 @@ def main(argv: Optional[list[str]] = None) -> int:
         binary = build_snapshotcycle(workdir)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         base = {"snapshot": str(snapshot), "policy": policy, "now": now}
-        lean = {**base, "return_evictions": False, "report_dir": str(workdir / "lean-report")}
+        variants = {"ours": base, "ours, summary": {**base, "return_evictions": False},
+                    "ours, reports": {**base, "return_evictions": False, "report_dir": str(workdir / "report")}}
         measures: list[dict[str, Any]] = []
         print("| run | wall s | CPU s | peak RSS MiB | evictions |\n|---|---:|---:|---:|---:|", flush=True)
         for _round in range(args.repeat):
-            ours, result = run_ours("ours", base, workdir, pythonpath, args.timeout)
-            print_measure(ours)
-            ours_lean, _ = run_ours("ours lean", lean, workdir, pythonpath, args.timeout)
-            print_measure(ours_lean)
+            ours: dict[str, Measure] = {}
+            for name, module_args in variants.items():
+                ours[name], result = run_ours(name, module_args, workdir, pythonpath, args.timeout)
+                print_measure(ours[name])
+                if name == "ours":
+                    ours_evicted = {f"{e['namespace']}/{e['name']}" for e in result["evictions"]}
             cycles, upstream_evicted = run_upstream(binary, snapshot, policy_file, workdir, args.timeout)
             for cycle in cycles:
                 print_measure(cycle)
             complete = first_complete(cycles)
-            ours_evicted = {f"{e['namespace']}/{e['name']}" for e in result["evictions"]}
             same = ours_evicted == upstream_evicted
             print(f"  same pods evicted: {same} (ours {len(ours_evicted):,}, upstream {len(upstream_evicted):,}, "
                   f"only ours {len(ours_evicted - upstream_evicted)}, only upstream "
                   f"{len(upstream_evicted - ours_evicted)}); upstream's complete cycle: {complete.name}", flush=True)
-            for mine in (ours, ours_lean):
+            for mine in ours.values():
                 time_share, memory_share = mine.seconds / complete.seconds, mine.rss_mib / complete.rss_mib
                 verdict = "met" if max(time_share, memory_share) <= TARGET_SHARE else "not met"
                 print(f"  {mine.name}: {time_share:.2f} of upstream's time, {memory_share:.2f} of its memory "
                       f"(target {TARGET_SHARE}: {verdict})", flush=True)
-            measures.append({"ours": vars(ours), "ours_lean": vars(ours_lean), "upstream": [vars(c) for c in cycles],
-                             "same_pods": same})
+            measures.append({"ours": {name: vars(m) for name, m in ours.items()},
+                             "upstream": [vars(c) for c in cycles], "same_pods": same})
         if args.json:
             args.json.write_text(json.dumps(measures, indent=1))
     finally:
