@@ -33,7 +33,7 @@ _EMPTY: Mapping[str, Any] = {}  # read-only stand-in for an absent or null sub-o
 def parse_time(text: Any) -> Optional[float]:
     if not text:
         return None
-    if type(text) is str and text[-1:] == "Z":  # what the API writes; fromisoformat reads "Z" since Python 3.11
+    if isinstance(text, str) and text[-1:] == "Z":  # what the API writes; fromisoformat reads "Z" since Python 3.11
         try:
             return datetime.fromisoformat(text).timestamp()
         except ValueError:
@@ -90,7 +90,7 @@ def _maximum(total: dict[str, int], other: Mapping[str, int]) -> None:
 def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
     """component-helpers PodRequests: containers + sidecars, max with init containers, pod-level, overhead."""
     containers = spec.get("containers") or ()
-    if type(containers) is list and len(containers) == 1:  # most pods: the one container's requests are the sum
+    if isinstance(containers, list) and len(containers) == 1:  # most pods: the one container's requests are the sum
         requests = _quantities((containers[0].get("resources") or _EMPTY).get("requests"))
     else:
         requests = {}
@@ -334,4 +334,3 @@ class Pod:
             if ref.controller:
                 return ref
         return self.owners[0] if self.owners else None
-

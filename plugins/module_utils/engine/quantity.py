@@ -34,7 +34,7 @@ _cache: dict[str, int] = {}
 
 def parse_quantity(value: object) -> int:
     """Parse a quantity ("100m", "1.5Gi", 2, "1e3") into nano-units, rounding up like resource.Quantity."""
-    if type(value) is str:  # the usual case, one lookup (every pod's requests pass here)
+    if isinstance(value, str):  # the usual case, one lookup (every pod's requests pass here)
         cached = _cache.get(value)
         if cached is not None:
             return cached

@@ -118,7 +118,7 @@ def _stream_objects(stream: _JsonStream) -> Iterator[dict]:
     where = f"{stream.source} document 1"
     if stream.peek() == "[":
         for index, item in enumerate(_array_items(stream)):
-            if type(item) is dict and not _is_list_kind(item.get("kind")):
+            if isinstance(item, dict) and not _is_list_kind(item.get("kind")):
                 yield item  # the usual item, an object with its own kind: no flattening to do
             else:
                 yield from _flatten(item, f"{where} item {index}")
@@ -154,7 +154,7 @@ def _stream_object_document(stream: _JsonStream, where: str) -> Iterator[dict]:
         if key == "items" and stream.peek() == "[" and _may_be_list(fields):
             items_streamed = True
             for item in _array_items(stream):
-                if type(item) is dict and not _is_list_kind(item.get("kind")):
+                if isinstance(item, dict) and not _is_list_kind(item.get("kind")):
                     yield item  # the usual item, an object with its own kind: no flattening to do
                 elif isinstance(item, dict) and "kind" not in item and _item_kind(fields) is None:
                     waiting.append(item)
@@ -274,7 +274,7 @@ class Snapshot:
                 counts[uid] = counts.get(uid, 0) + 1
 
     def _add(self, obj: Mapping[str, Any], number: int) -> None:
-        if type(obj) is not dict and not isinstance(obj, Mapping):  # typing's isinstance is slow: dicts first
+        if not isinstance(obj, dict) and not isinstance(obj, Mapping):  # typing's isinstance is slow: dicts first
             raise SnapshotError(f"object {number}: expected a mapping, got {type(obj).__name__}")
         kind = obj.get("kind")
         meta = obj.get("metadata")
