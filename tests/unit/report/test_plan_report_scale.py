@@ -224,7 +224,7 @@ def test_html_shows_200_rows_and_keeps_the_rest_in_the_document(large_plan: dict
 
 def test_html_rows_under_the_table_are_laid_out_as_the_first_page(large_plan: dict) -> None:
     """The rows past the first page are written without the template engine (speed): same cells, classes, escaping."""
-    first, _, rest = evictions_section(render_html(large_plan)).partition('<details class="pager-more">')
+    first, _pager, rest = evictions_section(render_html(large_plan)).partition('<details class="pager-more">')
 
     def shapes(part: str) -> set[str]:  # each row's markup with its texts taken out
         return {re.sub(r">[^<]*<", "><", row) for row in re.findall(r'<tr><th scope="row".*?</tr>', part)}
