@@ -10,6 +10,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import SnapshotError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import (
+    POD_ANNOTATIONS_READ,
     Node,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -332,11 +333,7 @@ class Snapshot:
 
 # What the engine reads of each object; everything else is dropped as objects are listed (150k pods fit in memory).
 _META_KEYS = ("name", "namespace", "uid", "labels", "ownerReferences", "creationTimestamp", "deletionTimestamp")
-_ANNOTATIONS_READ = frozenset([
-    "descheduler.alpha.kubernetes.io/evict", "descheduler.alpha.kubernetes.io/prefer-no-eviction",
-    "descheduler.alpha.kubernetes.io/request-evict-only", "kubernetes.io/config.mirror",
-    "kubernetes.io/config.source", "kubevirt.io/domain",
-])
+_ANNOTATIONS_READ = frozenset(POD_ANNOTATIONS_READ)
 _POD_SPEC_KEYS = (
     "nodeName", "containers", "initContainers", "overhead", "resources", "priority", "priorityClassName", "volumes",
     "resourceClaims", "tolerations", "nodeSelector", "affinity", "topologySpreadConstraints",
