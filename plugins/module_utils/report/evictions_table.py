@@ -10,10 +10,10 @@ row, since a template engine's per-cell calls are too slow for them: 80,000 evic
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import html_text
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers import (
     as_dict,
     as_number,
@@ -91,6 +91,8 @@ def section(evictions: Sequence[Eviction], total: int, html_rows: bool = False) 
     each column is laid out."""
     with_frequency = has_frequencies(evictions)
     headers = table_headers(with_frequency)
+    numeric = (0, headers.index(FREQUENCY)) if with_frequency else (0,)
+    nowrap = tuple(headers.index(h) for h in NOWRAP)
     first = list(evictions[:PAGE_SIZE])
     return {
         "total": total, "count": len(evictions), "page_size": PAGE_SIZE, "headers": headers,
@@ -98,39 +100,35 @@ def section(evictions: Sequence[Eviction], total: int, html_rows: bool = False) 
         # the HTML rows hold the eviction itself in the pod column: the template writes its namespace apart
         "first": [_cells(e, e, with_frequency) for e in first],
         "rest": [_cells(e, e, with_frequency) for e in evictions[PAGE_SIZE:]],
-        "rest_html": rows_html(evictions[PAGE_SIZE:], headers, with_frequency) if html_rows else "",
+        "rest_html": rows_html(evictions[PAGE_SIZE:], len(headers), with_frequency, numeric, nowrap)
+        if html_rows else "",
         "markdown_rows": [_cells(e, e.pod, with_frequency) for e in first],
-        "numeric": (0, headers.index(FREQUENCY)) if with_frequency else (0,),
-        "nowrap": tuple(headers.index(h) for h in NOWRAP),
+        "numeric": numeric,
+        "nowrap": nowrap,
     }
 
 
-def rows_html(evictions: Sequence[Eviction], headers: Sequence[str], with_frequency: bool) -> str:
+def rows_html(evictions: Sequence[Eviction], columns: int, with_frequency: bool, numeric: Sequence[int],
+              nowrap: Sequence[int]) -> str:
     """The <tr> rows of these evictions as plan_evictions.html's table writes them (a row header, the pod's namespace
-    apart, the numeric and nowrap columns' classes), one per line."""
-    numeric = {0, headers.index(FREQUENCY)} if with_frequency else {0}
-    nowrap = {headers.index(h) for h in NOWRAP}
-    openings = [_cell_opening(column, numeric, nowrap) for column in range(len(headers))]
-    closings = ["</th>"] + ["</td>"] * (len(headers) - 1)
+    apart, the ``numeric`` and ``nowrap`` columns' classes), one per line."""
+    openings = [_cell_opening(column, numeric, nowrap) for column in range(columns)]
+    closings = ["</th>"] + ["</td>"] * (columns - 1)
     lines = []
     for eviction in evictions:
         cells = _cells(eviction, _pod_html(eviction), with_frequency)
-        lines.append("<tr>" + "".join(opening + (cell if column == 1 else _escape(cell)) + closing
+        lines.append("<tr>" + "".join(opening + (cell if column == 1 else html_text(cell)) + closing
                                       for column, (opening, cell, closing) in enumerate(zip(openings, cells, closings,
                                                                                             strict=True)))
                      + "</tr>\n")
     return "".join(lines)
 
 
-def _cell_opening(column: int, numeric: set[int], nowrap: set[int]) -> str:
+def _cell_opening(column: int, numeric: Sequence[int], nowrap: Sequence[int]) -> str:
     classes = " ".join(name for name, on in (("num", column in numeric), ("nowrap", column in nowrap)) if on)
     return ("<th scope=\"row\"" if column == 0 else "<td") + (f' class="{classes}"' if classes else "") + ">"
 
 
 def _pod_html(eviction: Eviction) -> str:
-    name = _escape(eviction.name)
-    return f'<span class="ns">{_escape(eviction.namespace)}/</span>{name}' if eviction.namespace else name
-
-
-def _escape(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    name = html_text(eviction.name)
+    return f'<span class="ns">{html_text(eviction.namespace)}/</span>{name}' if eviction.namespace else name

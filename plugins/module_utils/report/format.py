@@ -3,6 +3,7 @@ inline Markdown. Pure stdlib; the templates use these as filters (templating.py)
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any, Optional
 
@@ -21,6 +22,12 @@ def percent(value: Optional[float]) -> str:
 
 def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
+
+
+def html_text(value: Any) -> str:
+    """A value as HTML text: escaped as html.escape does (&quot; and &#x27;, not markupsafe's &#34;), None as
+    nothing. The HTML templates print every value this way (templating.py); rows written in Python use it too."""
+    return html.escape("" if value is None else str(value), quote=True)
 
 
 def css_token(text: Any) -> str:

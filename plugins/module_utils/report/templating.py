@@ -11,13 +11,13 @@ already. Markdown templates are not; their values go through the ``md`` filter (
 from __future__ import annotations
 
 import functools
-import html
 import os
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.format import (
     css_token,
+    html_text,
     markdown_cell,
     markdown_text,
     number,
@@ -84,11 +84,10 @@ def _is_html(name: Optional[str]) -> bool:
 
 
 def _finalize_value(autoescape: bool, value: Any) -> Any:
-    """In HTML, escape as html.escape does (&quot; and &#x27;, not markupsafe's &#34;) and print None as nothing;
-    Markdown prints values as Python's str() does."""
+    """In HTML, escape as html_text does and print None as nothing; Markdown prints values as Python's str() does."""
     if not autoescape or hasattr(value, "__html__"):
         return value
-    return Markup(html.escape("" if value is None else str(value), quote=True))
+    return Markup(html_text(value))
 
 
 if JINJA2_IMPORT_ERROR is None:
