@@ -119,7 +119,7 @@ def _stream_objects(stream: _JsonStream) -> Iterator[dict]:
     where = f"{stream.source} document 1"
     if stream.peek() == "[":
         for index, item in enumerate(_array_items(stream)):
-            if isinstance(item, dict) and not _is_list_kind(item.get("kind")):
+            if _is_plain_object(item):
                 yield item  # the usual item, an object with its own kind: no flattening to do
             else:
                 yield from _flatten(item, f"{where} item {index}")
@@ -155,7 +155,7 @@ def _stream_object_document(stream: _JsonStream, where: str) -> Iterator[dict]:
         if key == "items" and stream.peek() == "[" and _may_be_list(fields):
             items_streamed = True
             for item in _array_items(stream):
-                if isinstance(item, dict) and not _is_list_kind(item.get("kind")):
+                if _is_plain_object(item):
                     yield item  # the usual item, an object with its own kind: no flattening to do
                 elif isinstance(item, dict) and "kind" not in item and _item_kind(fields) is None:
                     waiting.append(item)
@@ -177,9 +177,13 @@ def _stream_object_document(stream: _JsonStream, where: str) -> Iterator[dict]:
         streamed += 1
 
 
-def _is_list_kind(kind: Any) -> bool:
-    """False for a kind an object may have (a List nests objects; None or a non-string fails in _flatten)."""
-    return not isinstance(kind, str) or not kind or kind.endswith("List")
+def _is_plain_object(item: Any) -> bool:
+    """An object with a kind of its own that is not a List: yielded as it is (anything else goes through _flatten,
+    which nests a List's items and names what is wrong)."""
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("kind")
+    return isinstance(kind, str) and bool(kind) and not kind.endswith("List")
 
 
 def _may_be_list(fields: Mapping[str, Any]) -> bool:
