@@ -47,7 +47,7 @@ PATCH_CONTENT_TYPES = {
     "json": "application/json-patch+json",
 }
 
-Slim = Callable[[dict], dict]
+Slim = Callable[[dict], Any]  # what a listing keeps of each object as it is read
 QueryParams = Sequence[tuple[str, Any]]
 
 
@@ -215,7 +215,7 @@ def _stream_list(api_client: Any, path: str, label_selector: Optional[str], fiel
         if not 200 <= status <= 299:
             return None
         return _initial_events(_watch_events(response), slim)
-    except _TRANSPORT_ERRORS + (ValueError,):  # a dropped stream, or a line that is not JSON
+    except _TRANSPORT_ERRORS + (json.JSONDecodeError, UnicodeDecodeError):  # a dropped stream, a line not JSON
         return None
     finally:
         response.close()  # never back into the pool: the watch is still open

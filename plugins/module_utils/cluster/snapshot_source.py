@@ -43,10 +43,11 @@ WORKLOAD_KINDS: tuple[str, ...] = ("ReplicaSet", "Deployment", "StatefulSet", "D
 
 @dataclass
 class ClusterSnapshot:
-    """The listed objects (plain dicts with apiVersion/kind), notes for the user, each kind's list resourceVersion
-    (kinds that were skipped have none) and how each was read (``stream`` or ``pages``)."""
+    """The listed objects (plain dicts with apiVersion/kind, or what ``slim`` made of each), notes for the user,
+    each kind's list resourceVersion (kinds that were skipped have none) and how each was read (``stream`` or
+    ``pages``)."""
 
-    objects: list[dict] = field(default_factory=list)
+    objects: list[Any] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     resource_versions: dict[str, str] = field(default_factory=dict)
     read_as: dict[str, str] = field(default_factory=dict)

@@ -40,7 +40,7 @@ def load_snapshot_file(path: str) -> list[dict]:
 def iter_snapshot_file(path: str) -> Iterator[dict]:
     """The objects of a snapshot file, one at a time. A JSON snapshot (a list or a ``kind: List``, as ``kubectl get
     -o json`` writes) is streamed: only the object being handed out is held, so its caller can reduce each object
-    (``slim_object``) before the next is parsed. YAML is parsed whole."""
+    (``model_listed_object``) before the next is parsed. YAML is parsed whole."""
     try:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
@@ -278,7 +278,10 @@ class Snapshot:
             for uid in {ref.uid for ref in owners}:  # an indexer lists a pod once per distinct owner UID
                 counts[uid] = counts.get(uid, 0) + 1
 
-    def _add(self, obj: Mapping[str, Any], number: int) -> None:
+    def _add(self, obj: Any, number: int) -> None:
+        if obj.__class__ is Pod:  # modelled as it was listed (model_listed_object)
+            self.pods.append(obj)
+            return
         if not isinstance(obj, dict) and not isinstance(obj, Mapping):  # typing's isinstance is slow: dicts first
             raise SnapshotError(f"object {number}: expected a mapping, got {type(obj).__name__}")
         kind = obj.get("kind")
@@ -288,8 +291,7 @@ class Snapshot:
         try:
             self._add_kind(kind, obj, meta)
         except (TypeError, ValueError, AttributeError) as exc:
-            where = f"{kind} {meta.get('namespace', '') + '/' if meta.get('namespace') else ''}{meta.get('name')}"
-            raise SnapshotError(f"{where}: {exc}") from exc
+            raise _object_error(kind, meta, exc) from exc
 
     def _add_kind(self, kind: Any, obj: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
         if kind == "Pod":
@@ -347,6 +349,28 @@ _POD_STATUS_KEYS = (
     "ephemeralContainerStatuses", "conditions",
 )
 _CONTAINER_KEYS = ("name", "image", "resources", "restartPolicy")
+
+
+def model_listed_object(obj: dict) -> Any:
+    """What a plan keeps of each object as it is listed or read from a file, before the next one is parsed: a Pod
+    becomes the engine's Pod at once (it keeps only what the plan reads, so neither the parsed dict nor a slimmed
+    copy of it is held), a Node is slimmed, other kinds (few, or read whole: metrics, VMIs) are kept as they are.
+    Snapshot takes all three."""
+    kind = obj.get("kind")
+    if kind == "Node":
+        return slim_object(obj)
+    meta = obj.get("metadata")
+    if kind != "Pod" or not isinstance(meta, dict) or not meta.get("name"):
+        return obj  # Snapshot reports a Pod without a name, with the other kinds' errors
+    try:
+        return Pod(obj)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise _object_error("Pod", meta, exc) from exc
+
+
+def _object_error(kind: Any, meta: Mapping[str, Any], exc: Exception) -> SnapshotError:
+    namespace = meta.get("namespace")
+    return SnapshotError(f"{kind} {namespace + '/' if namespace else ''}{meta.get('name')}: {exc}")
 
 
 def slim_object(obj: dict) -> dict:

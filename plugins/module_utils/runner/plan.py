@@ -31,7 +31,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot 
     Snapshot,
     iter_snapshot_file,
     load_snapshot_file,
-    slim_object,
+    model_listed_object,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
@@ -182,25 +182,23 @@ def _snapshot_from_file(path: str, placement: Any = None) -> tuple[Snapshot, Clu
         return snapshot, identity
     namespaces: list[dict] = []
 
-    def slimmed() -> Iterator[dict]:
-        # each object is modelled as soon as it is parsed, so a snapshot of 150,000 pods is never held whole: a Pod
-        # keeps only what the engine reads of it (no slim_object copy first), a Node is slimmed as a live listing's
+    def slimmed() -> Iterator[Any]:
+        # each object is modelled as soon as it is parsed, as a live listing's are, so a snapshot of 150,000 pods is
+        # never held whole
         for obj in iter_snapshot_file(path):
-            kind = obj.get("kind")
-            if kind == "Node":
-                obj = slim_object(obj)
-            elif kind == "Namespace":
+            if obj.get("kind") == "Namespace":
                 namespaces.append(obj)
-            yield obj
+            yield model_listed_object(obj)
 
     with gc_paused():
         snapshot = Snapshot(slimmed())
     return snapshot, identity_from_namespaces(iter(namespaces), server=None)
 
 
-def _namespaces(objects: list[dict]) -> Iterator[dict]:
-    """The Namespace objects, lazily: identity_from_namespaces stops at kube-system instead of copying them all."""
-    return (obj for obj in objects if obj.get("kind") == "Namespace")
+def _namespaces(objects: list[Any]) -> Iterator[dict]:
+    """The Namespace objects, lazily: identity_from_namespaces stops at kube-system instead of copying them all.
+    (Listed pods are already the engine's models, not dicts.)"""
+    return (obj for obj in objects if isinstance(obj, dict) and obj.get("kind") == "Namespace")
 
 
 def _check_identity(identity: ClusterIdentity, params: Mapping[str, Any], warnings: list[str]) -> None:
@@ -224,7 +222,7 @@ def api_client_for(params: Mapping[str, Any]) -> Any:
 def _snapshot_from_cluster(api_client: Any, params: Mapping[str, Any],
                            placement: Any = None) -> tuple[Snapshot, list[str], dict, ClusterIdentity]:
     with gc_paused():
-        slim = slim_object if placement is None else placement.recording(slim_object)
+        slim = model_listed_object if placement is None else placement.recording(model_listed_object)
         kinds = DEFAULT_KINDS if placement is None else PLACEMENT_KINDS
         listed = list_cluster_objects(api_client, kinds, page_size=params.get("page_size") or 500, slim=slim,
                                       watch_list=params.get("watch_list", True))

@@ -10,6 +10,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors im
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import (
     Snapshot,
     load_snapshot_file,
+    model_listed_object,
     slim_object,
 )
 
@@ -85,6 +86,36 @@ def test_slimming_keeps_what_the_engine_reads_and_drops_the_rest():
     assert slim["status"] == {"phase": "Running"}
     assert Snapshot([slim]).pods[0].requests == Snapshot([pod]).pods[0].requests
 
+
+
+def test_a_listed_pod_is_modelled_at_once_and_planned_as_its_object():
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "managedFields": [{"big": "x"}]},
+            "status": {"allocatable": {"cpu": "4", "pods": "110"}, "images": [{"names": ["i"]}]}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "a", "uid": "u"},
+           "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+           "status": {"phase": "Running"}}
+    metrics = {"apiVersion": "metrics.k8s.io/v1beta1", "kind": "NodeMetrics", "metadata": {"name": "n1"},
+               "usage": {"cpu": "1"}}
+    kept = [model_listed_object(obj) for obj in (node, pod, metrics)]
+    assert "images" not in kept[0]["status"] and "managedFields" not in kept[0]["metadata"]
+    assert not isinstance(kept[1], dict)  # the pod's parsed object is not held
+    assert kept[2] is metrics  # other kinds are read whole (a NodeMetrics' usage is not under spec or status)
+    from_listing, from_objects = Snapshot(kept), Snapshot([node, pod, metrics])
+    assert [(p.key, p.node_name, p.requests) for p in from_listing.pods] == [
+        (p.key, p.node_name, p.requests) for p in from_objects.pods]
+    assert from_listing.pods_by_node["n1"][0].index == 0
+    assert from_listing.metrics_objects == [metrics]
+
+
+def test_a_listed_pod_that_cannot_be_modelled_is_named():
+    bad = {"kind": "Pod", "metadata": {"name": "p", "namespace": "a"},
+           "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}
+    with pytest.raises(SnapshotError, match=r"^Pod a/p: .*lots"):
+        model_listed_object(bad)
+    nameless = {"kind": "Pod", "metadata": {}}
+    assert model_listed_object(nameless) is nameless  # Snapshot reports it, with its position
+    with pytest.raises(SnapshotError, match="metadata.name is missing"):
+        Snapshot([nameless])
 
 # ---- JSON snapshots are streamed: the same objects as parsing the whole text, at every chunk size ----------------
 
