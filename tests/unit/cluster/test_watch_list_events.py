@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import (
     INITIAL_EVENTS_END,
     STREAM_READ_BYTES,
     _initial_events,
     _watch_events,
+    dechunked,
 )
 
 
@@ -79,3 +81,42 @@ def test_a_bookmark_without_the_end_annotation_is_skipped():
     items, resource_version = _initial_events(_watch_events(Arriving([added("a"), plain, bookmark("9")])), None)
 
     assert len(items) == 1 and resource_version == "9"
+
+
+# ---- a chunked body read straight from the connection ----------------------------------------------------------
+
+
+def chunked(*pieces: bytes, extension: bytes = b"") -> bytes:
+    """HTTP/1.1 chunked framing of ``pieces``, then the last chunk and an empty trailer section."""
+    framed = b"".join(b"%x%s\r\n%s\r\n" % (len(piece), extension, piece) for piece in pieces)
+    return framed + b"0\r\n\r\n"
+
+
+def test_a_chunked_body_split_anywhere_is_the_body_in_order():
+    body_pieces = [added("a"), added("b") + added("c"), b"{\"type\":\"BOOK", b"MARK\"}\n"]
+    wire = chunked(*body_pieces, extension=b";name=value")
+    for size in (1, 2, 3, 5, 11, len(wire)):
+        arriving = Arriving([wire[start:start + size] for start in range(0, len(wire), size)])
+        assert b"".join(dechunked(arriving.read1)) == b"".join(body_pieces)
+
+
+def test_the_last_chunk_ends_the_body_without_reading_further():
+    arriving = Arriving([chunked(added("a")), b"never read"])
+    assert list(dechunked(arriving.read1)) == [added("a")]
+    assert arriving.reads == 1
+
+
+def test_each_read_hands_on_what_arrived_without_waiting_for_more():
+    wire = chunked(added("a"), added("b"))
+    first_chunk_end = wire.index(added("a")) + len(added("a"))
+    arriving = Arriving([wire[:first_chunk_end], wire[first_chunk_end:]])
+    blocks = dechunked(arriving.read1)
+    assert next(blocks) == added("a")
+    assert arriving.reads == 1
+
+
+@pytest.mark.parametrize("size_line", [b"zz", b"", b"-5"])
+def test_a_malformed_chunk_size_is_a_connection_error(size_line):
+    arriving = Arriving([size_line + b"\r\n" + added("a") + b"\r\n0\r\n\r\n"])
+    with pytest.raises(ConnectionError, match="malformed chunked response"):
+        list(dechunked(arriving.read1))
