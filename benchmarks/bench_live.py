@@ -3,6 +3,8 @@
     python benchmarks/bench_live.py                                  # 5000x30 (about 150k pods)
     python benchmarks/bench_live.py --scales 34x30,334x30,1667x30    # about 1k, 10k and 50k pods
     python benchmarks/bench_live.py --scales 100x30 --skip-upstream
+    python benchmarks/bench_live.py --keep --workdir /big/disk             # leave the loaded plane running ...
+    python benchmarks/bench_live.py --reuse /big/disk/bench-live-XXXXXXXX  # ... and measure on it again
 
 Per scale, on a control plane of its own (tests/controlplane: kube-apiserver and etcd, no controller-manager, so
 nothing replaces, binds or garbage-collects the pods, and no kubelet):
@@ -16,7 +18,8 @@ then, one after another on the otherwise idle server:
   upstream  the real descheduler (tests/upstream/build.sh) in --dry-run mode, one cycle a second, wall, CPU and
             peak RSS read from /proc at the end of each cycle, until two cycles in a row evict as many pods (within
             3%): its first cycles start before its dry-run sandbox mirrored every pod, and evict fewer
-  live      the plan module reading the cluster through the kubeconfig
+  live      the plan module reading the cluster through the kubeconfig (its default: streamed lists)
+  live, pages   the same with `watch_list: false` (500-object pages)
   file      the plan module on the snapshot file, `now` the time the live plan started
 Both sides get the same DeschedulerPolicy: the one the operator renders from the benchmark's KubeDescheduler spec
 (benchmarks/bench_engine.py KUBEDESCHEDULER_SPEC) for these namespaces. For each run it prints wall and CPU seconds,
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -36,7 +40,7 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +64,7 @@ DEFAULT_SCALES = "5000x30"
 GENERATED_AT = "2026-11-22T12:00:00Z"
 LOADED_KINDS = ("PriorityClass", "Namespace", "Node", "Pod", "PersistentVolumeClaim", "PodDisruptionBudget")
 MAX_CYCLES = 12
+LOADED_FILE = "loaded.json"  # what a run loaded, kept beside the plane for --reuse
 SETTLED_SHARE = 0.03  # two upstream cycles this close in evictions: its sandbox holds the whole cluster
 DUMPED = (("v1", "nodes"), ("v1", "pods"), ("v1", "namespaces"), ("scheduling.k8s.io/v1", "priorityclasses"),
           ("policy/v1", "poddisruptionbudgets"), ("v1", "persistentvolumeclaims"))
@@ -68,17 +73,18 @@ BUILT_IN_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 REQUESTS_METRIC = re.compile(r'^apiserver_request_total\{([^}]*)\} (\S+)$')
 RESPONSE_BYTES_METRIC = re.compile(r'^apiserver_response_sizes_sum\{([^}]*)\} (\S+)$')
 WATCH_BYTES_METRIC = re.compile(r'^apiserver_watch_events_sizes_sum\{([^}]*)\} (\S+)$')
+ALLOCATED_METRIC = re.compile(r'^go_memstats_alloc_bytes_total (\S+)$')  # bytes the API server's heap handed out
 VERB_LABEL = re.compile(r'verb="([A-Z]+)"')
 
 
 # ---- talking to the server ------------------------------------------------------------------------------------
 
 
-def admin_client(plane: Any) -> Any:
+def admin_client(kubeconfig: Path) -> Any:
     """The collection's own API client for the plane (admin certificate), shared by the loading threads."""
     from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
 
-    return build_api_client({"kubeconfig": str(plane.kubeconfig)}, env={})
+    return build_api_client({"kubeconfig": str(kubeconfig)}, env={})
 
 
 # ---- loading the cluster --------------------------------------------------------------------------------------
@@ -233,6 +239,9 @@ def served(api_client: Any) -> dict[str, float]:
 
     totals: dict[str, float] = {"requests": 0.0, "response_bytes": 0.0, "watch_bytes": 0.0}
     for line in get_text(api_client, "/metrics").splitlines():
+        allocated = ALLOCATED_METRIC.match(line)
+        if allocated:
+            totals["allocated_bytes"] = float(allocated.group(1))
         for pattern, key in ((REQUESTS_METRIC, "requests"), (RESPONSE_BYTES_METRIC, "response_bytes"),
                              (WATCH_BYTES_METRIC, "watch_bytes")):
             match = pattern.match(line)
@@ -259,18 +268,20 @@ class Run:
     name: str
     marks: list[Usage] = field(default_factory=list)  # the plan module: one; upstream: one per cycle
     apiserver_extra_mib: float | None = None
+    apiserver_cpu_seconds: float | None = None
     apiserver_served: dict[str, float] = field(default_factory=dict)
     error: str | None = None
 
 
 def measured(api_client: Any, apiserver_pid: int, run: Run, action: Callable[[Run], None]) -> Run:
-    before = served(api_client)
+    before, cpu_before = served(api_client), cpu_seconds(apiserver_pid)
     with PeakSampler(apiserver_pid) as sampler:
         try:
             action(run)
         except (RuntimeError, OSError, subprocess.SubprocessError) as error:
             run.error = str(error)
     after = served(api_client)
+    run.apiserver_cpu_seconds = cpu_seconds(apiserver_pid) - cpu_before
     run.apiserver_extra_mib = max(sampler.peak - sampler.before, 0.0)
     run.apiserver_served = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in after
                             if after.get(key, 0.0) - before.get(key, 0.0) > 0}
@@ -326,11 +337,12 @@ def settled(marks: list[Usage]) -> bool:
     return abs(marks[-1].evictions - (marks[-2].evictions or 0)) <= SETTLED_SHARE * marks[-1].evictions
 
 
-def plan_module(module_args: dict, workdir: Path, pythonpath: str, timeout: float) -> Callable:
+def plan_module(module_args: dict, workdir: Path, pythonpath: str, timeout: float, files: str = "") -> Callable:
     def action(run: Run) -> None:
-        args_file = workdir / f"{run.name}.args.json"
+        stem = files or run.name
+        args_file = workdir / f"{stem}.args.json"
         args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-        out_path, err_path = workdir / f"{run.name}.out", workdir / f"{run.name}.err"
+        out_path, err_path = workdir / f"{stem}.out", workdir / f"{stem}.err"
         with out_path.open("wb") as out, err_path.open("wb") as err:
             started = time.perf_counter()
             process = subprocess.Popen([sys.executable, "-m", MODULE_NAME, str(args_file)], stdout=out,
@@ -358,50 +370,99 @@ class ScaleReport:
     runs: list[Run] = field(default_factory=list)
 
 
+def generate_and_load(kubeconfig: str, nodes: int, per_node: int, seed: int,
+                      workers: int) -> tuple[dict[str, int], list[str], float]:
+    """Generate the cluster and create it through the API; what was loaded, its namespaces and the seconds it
+    took. Run in a process of its own: the generated objects take GBs at 150k pods, and a process's peak RSS
+    (what wait4 reports for the module runs measured later) starts from its parent's peak."""
+    make_collection_importable()
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
+
+    objects = list(load_generator().iter_cluster(nodes, per_node, seed, GENERATED_AT, "openshift"))
+    namespaces = sorted({o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"} | {"default"})
+    started = time.perf_counter()
+    loaded = load_cluster(build_api_client({"kubeconfig": kubeconfig}, env={}), objects, workers)
+    return loaded, namespaces, time.perf_counter() - started
+
+
 def measure_scale(nodes: int, per_node: int, args: argparse.Namespace, pythonpath: str) -> ScaleReport:
     report = ScaleReport(f"{nodes}x{per_node}")
-    generator = load_generator()
-    objects = list(generator.iter_cluster(nodes, per_node, args.seed, GENERATED_AT, "openshift"))
     make_collection_importable()
     from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
 
-    policy = render_policy(dict(KUBEDESCHEDULER_SPEC), namespaces=sorted(
-        {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"} | {"default"}))
     workdir = Path(tempfile.mkdtemp(prefix="bench-live-", dir=args.workdir))
     plane = start_control_plane(workdir / "plane")
     try:
-        api_client = admin_client(plane)
-        started = time.perf_counter()
-        report.loaded = load_cluster(api_client, objects, args.load_workers)
-        report.load_seconds = time.perf_counter() - started
-        del objects
-        snapshot = workdir / "snapshot.json"
-        report.dumped_objects = dump_cluster(api_client, snapshot)
-        policy_file = workdir / "policy.yaml"
-        policy_file.write_text(yaml.safe_dump(policy))
+        api_client = admin_client(plane.kubeconfig)
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as loader:
+            report.loaded, namespaces, report.load_seconds = loader.submit(
+                generate_and_load, str(plane.kubeconfig), nodes, per_node, args.seed, args.load_workers).result()
+        (workdir / "policy.yaml").write_text(yaml.safe_dump(render_policy(dict(KUBEDESCHEDULER_SPEC),
+                                                                          namespaces=namespaces)))
+        report.dumped_objects = dump_cluster(api_client, workdir / "snapshot.json")
         pid = next(p.popen.pid for p in plane.processes if p.name == "kube-apiserver")
         time.sleep(args.settle)  # let the API server's garbage collector return what the load used
         report.apiserver_rest_mib = rss_mib(pid)
-        if not args.skip_upstream:
-            run = upstream_cycle(build_upstream(), plane.kubeconfig, policy_file, workdir, args.timeout)
-            report.runs.append(measured(api_client, pid, Run("upstream"), run))
-            time.sleep(args.settle)
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        live_args = {"kubeconfig": str(plane.kubeconfig), "policy": policy}
-        live_run = plan_module(live_args, workdir, pythonpath, args.timeout)
-        report.runs.append(measured(api_client, pid, Run("live"), live_run))
-        file_args = {"snapshot": str(snapshot), "policy": policy, "now": now}
-        file_run = plan_module(file_args, workdir, pythonpath, args.timeout)
-        report.runs.append(measured(api_client, pid, Run("file"), file_run))
+        (workdir / LOADED_FILE).write_text(json.dumps({
+            "label": report.label, "loaded": report.loaded, "load_seconds": report.load_seconds,
+            "dumped_objects": report.dumped_objects, "apiserver_rest_mib": report.apiserver_rest_mib}))
+        measure_runs(report, workdir, plane.kubeconfig, pid, args, pythonpath)
     finally:
         if args.keep:
             pids = " ".join(str(process.popen.pid) for process in plane.processes)
             print(f"kept: the control plane (kubeconfig {plane.kubeconfig}) runs on; the snapshot, the policy and "
-                  f"the runs' arguments are in {workdir}; stop it with: kill {pids}")
+                  f"the runs' arguments are in {workdir}; measure again with --reuse {workdir}; stop it with: "
+                  f"kill {pids}")
         else:
             plane.stop()
             shutil.rmtree(workdir, ignore_errors=True)
     return report
+
+
+def measure_kept(workdir: Path, args: argparse.Namespace, pythonpath: str) -> ScaleReport:
+    """The runs again on a plane an earlier --keep left loaded (its workdir)."""
+    make_collection_importable()
+    kept = json.loads((workdir / LOADED_FILE).read_text())
+    report = ScaleReport(kept["label"], kept["loaded"], kept["load_seconds"], kept["dumped_objects"],
+                         kept["apiserver_rest_mib"])
+    kubeconfig = workdir / "plane" / "admin.kubeconfig"
+    measure_runs(report, workdir, kubeconfig, kept_apiserver_pid(workdir), args, pythonpath)
+    return report
+
+
+def kept_apiserver_pid(workdir: Path) -> int:
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if proc.name.isdigit() and command[0].endswith(b"kube-apiserver") and str(workdir).encode() in b" ".join(
+                command):
+            return int(proc.name)
+    raise SystemExit(f"--reuse: no kube-apiserver of {workdir} is running (was it started with --keep?)")
+
+
+def measure_runs(report: ScaleReport, workdir: Path, kubeconfig: Path, apiserver_pid: int,
+                 args: argparse.Namespace, pythonpath: str) -> None:
+    """upstream (unless --skip-upstream), then the live plan (streamed lists, then pages), then the plan of the
+    snapshot file."""
+    api_client = admin_client(kubeconfig)
+    policy_file = workdir / "policy.yaml"
+    policy = yaml.safe_load(policy_file.read_text())
+    if not args.skip_upstream:
+        run = upstream_cycle(build_upstream(), kubeconfig, policy_file, workdir, args.timeout)
+        report.runs.append(measured(api_client, apiserver_pid, Run("upstream"), run))
+        time.sleep(args.settle)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    live_run = plan_module({"kubeconfig": str(kubeconfig), "policy": policy}, workdir, pythonpath, args.timeout)
+    report.runs.append(measured(api_client, apiserver_pid, Run("live"), live_run))
+    time.sleep(args.settle)
+    pages_args = {"kubeconfig": str(kubeconfig), "policy": policy, "watch_list": False}
+    pages_run = plan_module(pages_args, workdir, pythonpath, args.timeout, "live-pages")
+    report.runs.append(measured(api_client, apiserver_pid, Run("live, pages"), pages_run))
+    file_args = {"snapshot": str(workdir / "snapshot.json"), "policy": policy, "now": now}
+    file_run = plan_module(file_args, workdir, pythonpath, args.timeout)
+    report.runs.append(measured(api_client, apiserver_pid, Run("file"), file_run))
 
 
 def fmt(value: float | int | None, spec: str = ".1f") -> str:
@@ -413,9 +474,9 @@ def print_report(report: ScaleReport) -> None:
     print(f"\n## {report.label}: {pods:,} pods, {report.loaded.get('Node', 0):,} nodes, "
           f"{report.dumped_objects:,} objects listed back; loaded in {report.load_seconds:.0f} s; "
           f"kube-apiserver at rest {report.apiserver_rest_mib:,.0f} MiB\n")
-    print("| run | wall s | CPU s | peak RSS MiB | evictions | kube-apiserver extra MiB | requests (LIST, WATCH) "
-          "| response MiB | watch events MiB |")
-    print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
+    print("| run | wall s | CPU s | peak RSS MiB | evictions | kube-apiserver CPU s | kube-apiserver extra MiB "
+          "| kube-apiserver allocated MiB | requests (LIST, WATCH) | response MiB | watch events MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     for run in report.runs:
         print_run(run)
     for run in report.runs:
@@ -426,14 +487,16 @@ def print_report(report: ScaleReport) -> None:
 
 def print_run(run: Run) -> None:
     served_ = run.apiserver_served
-    server_columns = (f"{fmt(run.apiserver_extra_mib, ',.0f')} | {served_.get('requests', 0):.0f} "
+    server_columns = (f"{fmt(run.apiserver_cpu_seconds)} | {fmt(run.apiserver_extra_mib, ',.0f')} | "
+                      f"{served_.get('allocated_bytes', 0) / 2**20:,.0f} | "
+                      f"{served_.get('requests', 0):.0f} "
                       f"({served_.get('LIST', 0):.0f}, {served_.get('WATCH', 0):.0f}) | "
                       f"{served_.get('response_bytes', 0) / 2**20:,.1f} | {served_.get('watch_bytes', 0) / 2**20:,.1f}")
     for index, mark in enumerate(run.marks or [None]):
         name = f"{run.name} (to the end of cycle {index + 1})" if run.name == "upstream" else run.name
         usage = ("- | - | - | -" if mark is None else f"{fmt(mark.seconds)} | {fmt(mark.cpu_seconds)} | "
                  f"{fmt(mark.rss_mib, ',.0f')} | {fmt(mark.evictions, ',d')}")
-        print(f"| {name} | {usage} | {server_columns if index == 0 else '(same process) | | |'} |")
+        print(f"| {name} | {usage} | {server_columns if index == 0 else '(same process) | | | | | |'} |")
 
 
 def print_ratios(marks: dict[str, list[Usage]]) -> None:
@@ -469,6 +532,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed for each run")
     parser.add_argument("--workdir", default=None, help="where the plane's data and the snapshot go (large)")
     parser.add_argument("--keep", action="store_true", help="leave the loaded control plane running, for profiling")
+    parser.add_argument("--reuse", default=None, metavar="WORKDIR",
+                        help="measure again on the plane a --keep run left loaded (its workdir); --scales is ignored")
     return parser.parse_args(argv)
 
 
@@ -476,6 +541,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     pythonpath = make_collection_importable()
     failed = False
+    if args.reuse:
+        report = measure_kept(Path(args.reuse).resolve(), args, pythonpath)
+        print_report(report)
+        return 1 if any(run.error for run in report.runs) else 0
     for nodes, per_node in parse_scales(args.scales):
         report = measure_scale(nodes, per_node, args, pythonpath)
         print_report(report)
