@@ -201,27 +201,47 @@ def run_child(mode: str, args: argparse.Namespace, extra: list[str], pythonpath:
 # The whole module, as Ansible would run it (minus ansible-playbook itself)
 
 
-def run_module(snapshot: str, workdir: Path, args: argparse.Namespace, pythonpath: str) -> dict[str, Any]:
-    """Run the plan module in a child and read that child's own rusage (os.wait4), so earlier children's peaks
-    never leak in (RUSAGE_CHILDREN would report the largest child so far)."""
-    args_file = workdir / "args.json"
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
-        "snapshot": snapshot, "kubedescheduler": KUBEDESCHEDULER_SPEC, "now": args.now}}))
-    out_path, err_path = workdir / "module.out", workdir / "module.err"
-    env = dict(os.environ, PYTHONPATH=pythonpath)
+@dataclass
+class ModuleRun:
+    """One run of the plan module in a child process: its own wall and CPU seconds and peak RSS (os.wait4: earlier
+    children's peaks never leak in, as RUSAGE_CHILDREN's would), its result, and why it failed (None if it did
+    not)."""
+
+    seconds: float
+    cpu_seconds: float
+    rss_mib: float
+    result: dict[str, Any]
+    error: str | None = None
+
+
+def run_plan_module(module_args: dict[str, Any], workdir: Path, pythonpath: str, timeout: float,
+                    stem: str = "module") -> ModuleRun:
+    """The plan module as Ansible runs it (minus ansible-playbook): ``<stem>.args.json`` in, ``<stem>.out`` and
+    ``<stem>.err`` beside it in ``workdir``."""
+    args_file = workdir / f"{stem}.args.json"
+    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
+    out_path, err_path = workdir / f"{stem}.out", workdir / f"{stem}.err"
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         started = time.perf_counter()
         process = subprocess.Popen([sys.executable, "-m", MODULE_NAME, str(args_file)], stdout=out, stderr=err,
-                                   env=env, cwd=workdir)
-        status, usage = wait_with_rusage(process, args.timeout)
+                                   env=dict(os.environ, PYTHONPATH=pythonpath), cwd=workdir)
+        status, usage = wait_with_rusage(process, timeout)
         seconds = time.perf_counter() - started
+    run = ModuleRun(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, read_module_result(out_path))
     if status is None:
-        return {"error": f"module timed out after {args.timeout:.0f}s"}
-    result = read_module_result(out_path)
-    if os.waitstatus_to_exitcode(status) != 0 or result.get("failed"):
-        detail = result.get("msg") or " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-5:])
-        return {"error": f"module failed: {detail}", "seconds": seconds, "rss_mib": usage.ru_maxrss / 1024}
-    return {"seconds": seconds, "rss_mib": usage.ru_maxrss / 1024, "evictions": count_evictions(result)}
+        run.error = f"the plan module timed out after {timeout:.0f}s"
+    elif os.waitstatus_to_exitcode(status) != 0 or run.result.get("failed"):
+        detail = run.result.get("msg") or " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-5:])
+        run.error = f"the plan module failed: {detail}"
+    return run
+
+
+def run_module(snapshot: str, workdir: Path, args: argparse.Namespace, pythonpath: str) -> dict[str, Any]:
+    module_args = {"snapshot": snapshot, "kubedescheduler": KUBEDESCHEDULER_SPEC, "now": args.now}
+    run = run_plan_module(module_args, workdir, pythonpath, args.timeout)
+    if run.error:
+        return {"error": run.error, "seconds": run.seconds, "rss_mib": run.rss_mib}
+    return {"seconds": run.seconds, "rss_mib": run.rss_mib, "evictions": count_evictions(run.result)}
 
 
 def wait_with_rusage(process: subprocess.Popen, timeout: float) -> tuple[int | None, Any]:

@@ -49,12 +49,10 @@ from typing import Any, Callable, Iterable, Iterator
 import yaml
 from bench_engine import (
     KUBEDESCHEDULER_SPEC,
-    MODULE_NAME,
     count_evictions,
     load_generator,
     make_collection_importable,
-    read_module_result,
-    wait_with_rusage,
+    run_plan_module,
 )
 from upstream_dry_runs import start_control_plane
 
@@ -339,21 +337,10 @@ def settled(marks: list[Usage]) -> bool:
 
 def plan_module(module_args: dict, workdir: Path, pythonpath: str, timeout: float, files: str = "") -> Callable:
     def action(run: Run) -> None:
-        stem = files or run.name
-        args_file = workdir / f"{stem}.args.json"
-        args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-        out_path, err_path = workdir / f"{stem}.out", workdir / f"{stem}.err"
-        with out_path.open("wb") as out, err_path.open("wb") as err:
-            started = time.perf_counter()
-            process = subprocess.Popen([sys.executable, "-m", MODULE_NAME, str(args_file)], stdout=out,
-                                       stderr=err, env=dict(os.environ, PYTHONPATH=pythonpath), cwd=workdir)
-            status, usage = wait_with_rusage(process, timeout)
-            seconds = time.perf_counter() - started
-        result = read_module_result(out_path)
-        if status is None or os.waitstatus_to_exitcode(status) != 0 or result.get("failed"):
-            raise RuntimeError(f"{run.name}: the module failed: {result.get('msg') or err_path.read_text()[-300:]}")
-        run.marks.append(Usage(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
-                               count_evictions(result)))
+        module = run_plan_module(module_args, workdir, pythonpath, timeout, files or run.name)
+        if module.error:
+            raise RuntimeError(f"{run.name}: {module.error}")
+        run.marks.append(Usage(module.seconds, module.cpu_seconds, module.rss_mib, count_evictions(module.result)))
     return action
 
 

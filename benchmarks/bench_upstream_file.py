@@ -37,11 +37,9 @@ from typing import Any, Optional
 import yaml
 from bench_engine import (
     KUBEDESCHEDULER_SPEC,
-    MODULE_NAME,
     load_generator,
     make_collection_importable,
-    read_module_result,
-    wait_with_rusage,
+    run_plan_module,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,21 +91,11 @@ def rendered_policy(snapshot: Path) -> dict:
 
 
 def run_ours(name: str, module_args: dict, workdir: Path, pythonpath: str, timeout: float) -> tuple[Measure, dict]:
-    args_file = workdir / f"{name}.args.json"
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
-    out_path, err_path = workdir / f"{name}.out", workdir / f"{name}.err"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", MODULE_NAME, str(args_file)], stdout=out, stderr=err,
-                                   env=dict(os.environ, PYTHONPATH=pythonpath), cwd=workdir)
-        status, usage = wait_with_rusage(process, timeout)
-        seconds = time.perf_counter() - started
-    result = read_module_result(out_path)
-    if status is None or os.waitstatus_to_exitcode(status) != 0 or result.get("failed"):
-        detail = result.get("msg") or err_path.read_text(errors="replace")[-600:]
-        raise SystemExit(f"{name}: the plan module failed: {detail}")
-    cpu = usage.ru_utime + usage.ru_stime
-    return Measure(name, seconds, cpu, usage.ru_maxrss / 1024, result["summary"]["total"]), result
+    module = run_plan_module(module_args, workdir, pythonpath, timeout, name)
+    if module.error:
+        raise SystemExit(f"{name}: {module.error}")
+    return Measure(name, module.seconds, module.cpu_seconds, module.rss_mib, module.result["summary"]["total"]), \
+        module.result
 
 
 def run_upstream(binary: Path, snapshot: Path, policy_file: Path, workdir: Path,
