@@ -43,6 +43,7 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"  # the annotation of the bookma
 # that one parse shares key strings across a dozen objects, small enough for the parser's key table to stay in
 # cache (1 MiB batches parse 760 MB of pods in 6.0 s, 64 KiB ones in 4.7 s)
 STREAM_READ_BYTES = 1 << 16
+MAX_CHUNK_SIZE_LINE = 4096  # a chunk size and its extensions: longer is not HTTP chunked framing
 _ADDED_EVENT = b'{"type":"ADDED"'
 _ADDED_AFTER_LINE_END = b"\n" + _ADDED_EVENT
 DEFAULT_TIMEOUT = (15, 300)  # seconds to connect, seconds to read one response: a stuck server must not hang a task
@@ -345,6 +346,8 @@ def dechunked(read1: Callable[[int], bytes]) -> Iterator[bytes]:
             else:
                 eol = buffer.find(b"\r\n", pos)
                 if eol < 0:
+                    if end - pos > MAX_CHUNK_SIZE_LINE:
+                        raise ConnectionError(f"malformed chunked response: no chunk size in {buffer[pos:pos + 40]!r}")
                     break
                 data_left = _chunk_size(buffer[pos:eol])
                 pos = eol + 2

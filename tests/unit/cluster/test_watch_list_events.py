@@ -120,3 +120,9 @@ def test_a_malformed_chunk_size_is_a_connection_error(size_line):
     arriving = Arriving([size_line + b"\r\n" + added("a") + b"\r\n0\r\n\r\n"])
     with pytest.raises(ConnectionError, match="malformed chunked response"):
         list(dechunked(arriving.read1))
+
+
+def test_a_body_without_chunk_framing_is_a_connection_error():
+    arriving = Arriving([added("a") * 200])  # the bytes of a body sent without chunked framing
+    with pytest.raises(ConnectionError, match="no chunk size"):
+        list(dechunked(arriving.read1))
