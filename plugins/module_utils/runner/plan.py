@@ -30,7 +30,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import (
     Snapshot,
     iter_snapshot_file,
-    load_snapshot_file,
     model_listed_object,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
@@ -172,26 +171,20 @@ def placement_request(params: Mapping[str, Any]) -> Any:
 def _snapshot_from_file(path: str, placement: Any = None) -> tuple[Snapshot, ClusterIdentity]:
     if not os.path.exists(path):
         raise EngineError(f"snapshot: file {path!r} does not exist; give the path of a JSON or YAML file of objects")
-    if placement is not None:  # placement reads the Nodes' images before any pod's: the file is read whole
-        with gc_paused():
-            objects = load_snapshot_file(path)
-            placement.record_objects(objects)
-            identity = identity_from_namespaces(_namespaces(objects), server=None)
-            snapshot = Snapshot(objects)
-            del objects
-        return snapshot, identity
+    # a file's objects come in any order: with placement, every pod's images are kept (its nodes may come last)
+    model = model_listed_object if placement is None else placement.recording(model_listed_object, nodes_first=False)
     namespaces: list[dict] = []
 
-    def slimmed() -> Iterator[Any]:
+    def modelled() -> Iterator[Any]:
         # each object is modelled as soon as it is parsed, as a live listing's are, so a snapshot of 150,000 pods is
         # never held whole
         for obj in iter_snapshot_file(path):
             if obj.get("kind") == "Namespace":
                 namespaces.append(obj)
-            yield model_listed_object(obj)
+            yield model(obj)
 
     with gc_paused():
-        snapshot = Snapshot(slimmed())
+        snapshot = Snapshot(modelled())
     return snapshot, identity_from_namespaces(iter(namespaces), server=None)
 
 

@@ -66,13 +66,14 @@ class PlacementRequest:
         if self.extras is None:
             self.extras = ExtrasIndex.from_objects(objects, self._uses_trimaran())
 
-    def recording(self, slim: Callable[[dict], dict]) -> Callable[[dict], dict]:
-        """A listing hook: keep the pod's extras, then reduce it with ``slim``."""
+    def recording(self, slim: Callable[[dict], Any], nodes_first: bool = True) -> Callable[[dict], Any]:
+        """A hook for objects as they are listed or read: keep the pod's extras, then reduce it with ``slim``.
+        ``nodes_first``: whether every Node comes before the pods (a listing), see ExtrasIndex."""
         if self.extras is None:
-            self.extras = ExtrasIndex(self._uses_trimaran())
+            self.extras = ExtrasIndex(self._uses_trimaran(), nodes_first)
         extras = self.extras
 
-        def hook(obj: dict) -> dict:
+        def hook(obj: dict) -> Any:
             extras.record(obj)
             return slim(obj)
         return hook

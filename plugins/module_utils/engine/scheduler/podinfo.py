@@ -159,19 +159,21 @@ def container_cpu(spec: Mapping[str, Any]) -> tuple:
 
 class ExtrasIndex:
     """Scheduling extras per pod key (namespace/name), and the images each node holds (ImageLocality), collected
-    from raw objects. A pod's init container and image volume images are kept only once a node listing images has
-    been recorded (without node images ImageLocality scores nothing): Nodes come first, as a listing reads them
-    (snapshot_source.DEFAULT_KINDS) and as from_objects records them."""
+    from raw objects. With ``nodes_first`` (a listing reads Nodes first, snapshot_source.DEFAULT_KINDS, and
+    from_objects records them first) a pod's init container and image volume images are kept only once a node
+    listing images has been recorded: without node images ImageLocality scores nothing. Objects in any order (a
+    snapshot file read as it is parsed) keep every pod's."""
 
-    def __init__(self, container_cpus: bool = True) -> None:
+    def __init__(self, container_cpus: bool = True, nodes_first: bool = True) -> None:
         self.by_key: dict[str, dict] = {}
         self.node_images: dict[str, list[tuple[tuple[str, ...], int]]] = {}  # node name → [(names, size)]
         self.container_cpus = container_cpus  # only Trimaran reads them
+        self.nodes_first = nodes_first
 
     def record(self, obj: Mapping[str, Any]) -> None:
         kind = obj.get("kind")
         if kind == "Pod":
-            self._record_pod(obj, bool(self.node_images))
+            self._record_pod(obj, bool(self.node_images) or not self.nodes_first)
         elif kind == "Node":
             self._record_node(obj)
 

@@ -163,3 +163,20 @@ def test_malformed_image_entries_of_a_snapshot_file_are_skipped() -> None:
     obj = image_node("node1", [(["gcr.io/300:latest"], 300)])
     obj["status"]["images"] += ["gcr.io/40", {"names": ["gcr.io/40:latest"], "sizeBytes": "40Mi"}]
     assert node_images(obj) == [(("gcr.io/300:latest",), 300 * MB)]
+
+
+def test_a_snapshot_file_in_any_order_keeps_the_images_of_pods_before_their_nodes():
+    """A file may list pods before the nodes holding their images: the images of every pod are kept then, as a
+    listing (nodes first) keeps them once a node lists images."""
+    nodes = [image_node("node1", NODE_300_600_900), image_node("node2", NODE_4000_30)]
+    with_init = incoming(spec(["gcr.io/30"], init=["gcr.io/300"], volumes=["gcr.io/600"]))
+    nodes_first = ExtrasIndex.from_objects(nodes + [with_init])
+    any_order, listing_order = ExtrasIndex(nodes_first=False), ExtrasIndex()
+    for obj in [with_init, *nodes]:
+        any_order.record(obj)
+        listing_order.record(obj)
+
+    assert any_order.by_key == nodes_first.by_key
+    assert any_order.node_images == nodes_first.node_images
+    assert "initImages" in next(iter(any_order.by_key.values()))
+    assert listing_order.by_key != nodes_first.by_key  # why a file is not read as a listing
