@@ -87,7 +87,6 @@ def test_slimming_keeps_what_the_engine_reads_and_drops_the_rest():
     assert Snapshot([slim]).pods[0].requests == Snapshot([pod]).pods[0].requests
 
 
-
 def test_a_listed_pod_is_modelled_at_once_and_planned_as_its_object():
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "managedFields": [{"big": "x"}]},
             "status": {"allocatable": {"cpu": "4", "pods": "110"}, "images": [{"names": ["i"]}]}}
@@ -116,6 +115,7 @@ def test_a_listed_pod_that_cannot_be_modelled_is_named():
     assert model_listed_object(nameless) is nameless  # Snapshot reports it, with its position
     with pytest.raises(SnapshotError, match="metadata.name is missing"):
         Snapshot([nameless])
+
 
 # ---- JSON snapshots are streamed: the same objects as parsing the whole text, at every chunk size ----------------
 
