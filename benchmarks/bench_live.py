@@ -362,13 +362,11 @@ def generate_and_load(kubeconfig: str, nodes: int, per_node: int, seed: int,
     """Generate the cluster and create it through the API; what was loaded, its namespaces and the seconds it
     took. Run in a process of its own: the generated objects take GBs at 150k pods, and a process's peak RSS
     (what wait4 reports for the module runs measured later) starts from its parent's peak."""
-    make_collection_importable()
-    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
-
+    make_collection_importable()  # a spawned process starts without the parent's sys.path
     objects = list(load_generator().iter_cluster(nodes, per_node, seed, GENERATED_AT, "openshift"))
     namespaces = sorted({o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"} | {"default"})
     started = time.perf_counter()
-    loaded = load_cluster(build_api_client({"kubeconfig": kubeconfig}, env={}), objects, workers)
+    loaded = load_cluster(admin_client(Path(kubeconfig)), objects, workers)
     return loaded, namespaces, time.perf_counter() - started
 
 
@@ -408,7 +406,6 @@ def measure_scale(nodes: int, per_node: int, args: argparse.Namespace, pythonpat
 
 def measure_kept(workdir: Path, args: argparse.Namespace, pythonpath: str) -> ScaleReport:
     """The runs again on a plane an earlier --keep left loaded (its workdir)."""
-    make_collection_importable()
     kept = json.loads((workdir / LOADED_FILE).read_text())
     report = ScaleReport(kept["label"], kept["loaded"], kept["load_seconds"], kept["dumped_objects"],
                          kept["apiserver_rest_mib"])
@@ -528,12 +525,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     pythonpath = make_collection_importable()
     failed = False
-    if args.reuse:
-        report = measure_kept(Path(args.reuse).resolve(), args, pythonpath)
-        print_report(report)
-        return 1 if any(run.error for run in report.runs) else 0
-    for nodes, per_node in parse_scales(args.scales):
-        report = measure_scale(nodes, per_node, args, pythonpath)
+    reports = ([measure_kept(Path(args.reuse).resolve(), args, pythonpath)] if args.reuse else
+               (measure_scale(nodes, per_node, args, pythonpath) for nodes, per_node in parse_scales(args.scales)))
+    for report in reports:  # each scale printed as soon as it is measured
         print_report(report)
         failed = failed or any(run.error for run in report.runs)
     return 1 if failed else 0
