@@ -338,7 +338,8 @@ def dechunked(read1: Callable[[int], bytes]) -> Iterator[bytes]:
                 pieces.append(buffer[pos:pos + take])
                 pos += take
                 data_left -= take
-                skip = 0 if data_left else 2
+                if not data_left:
+                    skip = 2
             elif skip:
                 step = min(skip, end - pos)
                 pos += step
