@@ -83,6 +83,18 @@ def test_protected_openshift_namespaces_are_spared(tmp_path: Path) -> None:
         plan["summary"]["by_profile"])
 
 
+def test_the_eviction_list_stays_in_the_plan_file_not_in_the_controller(tmp_path: Path) -> None:
+    """The role asks the plan module for the counts only: the eviction list is in plan.json, never in a task result
+    (what -v shows is what the controller holds for each host)."""
+    process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(inventory(tmp_path)), "--limit", "plain", "-v")
+    assert process.returncode == 0, process.stdout[-3000:]
+    plan = json.loads((tmp_path / "out" / "plain" / "plan.json").read_text())
+    assert plan["evictions"] and plan["evictions"][0]["uid"]
+    assert f'"total": {plan["summary"]["total"]}' in process.stdout, "-v shows the plan task's result"
+    assert plan["evictions"][0]["uid"] not in process.stdout
+    assert '"evictions": [' not in process.stdout
+
+
 def test_samples_and_placement_reach_the_plan(tmp_path: Path) -> None:
     process = run_playbook(REPO / "playbooks/dry_run.yml", "-i", str(inventory(tmp_path)), "--limit", "plain",
                            "-e", "dry_run_samples=4", "-e", "dry_run_seed=3", "-e", "dry_run_placement=true")
