@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, NoReturn, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
+
 
 def argument_spec(*groups: dict[str, dict], **options: dict) -> dict[str, dict]:
     """The shared option ``groups`` (module_utils/cluster/args.py) and the module's own ``options``, as one spec.
@@ -32,7 +34,10 @@ def finish(module: Any, result: dict[str, Any], warnings_key: Optional[str] = No
         result[warnings_key] = warnings
     for warning in warnings:
         module.warn(warning)
-    if result.pop("failed", False):
-        module.fail_json(**result)
-    module.exit_json(**result)
+    # Ansible copies the whole result to scrub it (no_log) and then encodes it: a large plan's are millions of new
+    # acyclic objects, and the collections they would trigger walk everything the module still holds
+    with gc_paused():
+        if result.pop("failed", False):
+            module.fail_json(**result)
+        module.exit_json(**result)
     raise AssertionError("unreachable")  # exit_json exits

@@ -70,6 +70,14 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     spec_warnings = kubedescheduler_field_warnings(params.get("kubedescheduler"), params.get("field_validation"))
     snapshot, warnings, source, identity, api_client = read_input(params, placement)
     warnings.extend(spec_warnings)
+    # while the snapshot is alive, each full collection walks its millions of objects (about 0.9 s at 150,000 pods)
+    # and the plan, its reports and the result only add acyclic data: no collection until the plan is made
+    with gc_paused():
+        return _plan_and_report(params, snapshot, warnings, source, identity, api_client, placement)
+
+
+def _plan_and_report(params: Mapping[str, Any], snapshot: Snapshot, warnings: list[str], source: dict[str, Any],
+                     identity: ClusterIdentity, api_client: Any, placement: Any) -> dict:
     policy, kind, policy_origin = _policy(params, api_client)
     plan = plan_policy(snapshot, policy, kind, params.get("now"), params, placement, api_client)
     plan["source"] = source

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import moment_of
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import SharedCycles
@@ -49,7 +50,8 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
                                                                      ".kubedescheduler")]
     now = params.get("now") or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # one time for every candidate
     snapshot, read_warnings, source, identity, api_client = read_input(params, placement)
-    plans = plan_candidates(snapshot, candidates, now, params, placement, api_client)
+    with gc_paused():  # while the snapshot is alive, no collection walks it between candidates (see run_plan)
+        plans = plan_candidates(snapshot, candidates, now, params, placement, api_client)
     figures = [{"name": name, **candidate_figures(plan), "warnings": _plan_warnings(plan)}
                for name, plan in plans.items()]
     for entry, candidate in zip(figures, candidates, strict=True):
@@ -64,8 +66,9 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
     if params.get("cluster_name"):
         result["cluster"] = params["cluster_name"]
     if params.get("report_dir"):
-        result["report_files"] = write_whatif_report(result, plans, params["report_dir"],
-                                                     template_dir=params.get("report_template_dir"))
+        with gc_paused():
+            result["report_files"] = write_whatif_report(result, plans, params["report_dir"],
+                                                         template_dir=params.get("report_template_dir"))
     return result
 
 
