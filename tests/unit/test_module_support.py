@@ -6,7 +6,6 @@ import gc
 from typing import Any
 
 import pytest
-
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import finish
 
 
