@@ -112,15 +112,14 @@ def rows_html(evictions: Sequence[Eviction], columns: int, with_frequency: bool,
               nowrap: Sequence[int]) -> str:
     """The <tr> rows of these evictions as plan_evictions.html's table writes them (a row header, the pod's namespace
     apart, the ``numeric`` and ``nowrap`` columns' classes), one per line."""
-    openings = [_cell_opening(column, numeric, nowrap) for column in range(columns)]
     closings = ["</th>"] + ["</td>"] * (columns - 1)
+    # one format per table: each cell's opening tag and closing tag around a slot
+    row = "<tr>" + "".join(_cell_opening(column, numeric, nowrap).replace("{", "{{").replace("}", "}}") + "{}"
+                           + closings[column] for column in range(columns)) + "</tr>\n"
     lines = []
     for eviction in evictions:
-        cells = _cells(eviction, _pod_html(eviction), with_frequency)
-        lines.append("<tr>" + "".join(opening + (cell if column == 1 else html_text(cell)) + closing
-                                      for column, (opening, cell, closing) in enumerate(zip(openings, cells, closings,
-                                                                                            strict=True)))
-                     + "</tr>\n")
+        order, pod, *rest = _cells(eviction, _pod_html(eviction), with_frequency)
+        lines.append(row.format(html_text(order), pod, *map(html_text, rest)))  # the pod cell is HTML already
     return "".join(lines)
 
 
