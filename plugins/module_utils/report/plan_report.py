@@ -324,7 +324,8 @@ def select_chart_nodes(nodes: list[NodeUsage], limit: int = CHART_NODE_LIMIT) ->
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 _PLAIN_DEPTH = 64  # _plain writes anything deeper as text
 _MAX_DEPTH = 2 * _PLAIN_DEPTH  # deeper than any plain data: a cycle
-# a list of more mappings than this has one per line (evictions, nodes); a shorter one is laid out like a mapping
+# a list holding mappings or lists and longer than this has one compact item per line (evictions, nodes); a shorter
+# one has each item laid out like a mapping
 _ONE_PER_LINE = 20
 
 
