@@ -43,12 +43,12 @@ def vm_name(pod: Any) -> Optional[str]:
     return pod.labels.get(VM_NAME_LABEL) or pod.annotations.get(DOMAIN_ANNOTATION) or pod.name
 
 
-def annotate(plan: dict, snapshot: Any, operator_mode: Optional[str]) -> None:
-    """Mark VM evictions, count them in the summary, and add the soft tainter's intended taints."""
+def annotate(plan: dict, snapshot: Any, evicted: Mapping[int, dict], operator_mode: Optional[str]) -> None:
+    """Mark VM evictions (``evicted``: the cycle's eviction entries by pod index), count them in the summary, and
+    add the soft tainter's intended taints."""
     vms = 0
-    for entry in plan["evictions"]:
-        pod = snapshot.find_pod(entry["namespace"], entry["name"])
-        name = vm_name(pod) if pod is not None else None
+    for index, entry in evicted.items():
+        name = vm_name(snapshot.pods[index])
         if name is not None:
             entry["vm"] = {"name": name, "action": "live-migrate"}
             vms += 1

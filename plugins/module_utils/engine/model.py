@@ -57,15 +57,16 @@ def _text_map(mapping: Optional[Mapping[Any, Any]]) -> dict[str, str]:
     return {str(key): str(value) for key, value in mapping.items()}
 
 
-def _container_request_keys(spec: Mapping[str, Any]) -> frozenset[str]:
-    """The resource names any container or init container requests (pod-level and overhead excluded)."""
+def _container_request_keys(spec: Mapping[str, Any], pod_keys: frozenset[str]) -> frozenset[str]:
+    """The resource names any container or init container requests (pod-level and overhead excluded);
+    ``pod_keys`` (the pod's request keys) itself when they are the same, as for most pods."""
     keys: set[str] = set()
     for group in ("containers", "initContainers"):
         for container in spec.get(group) or ():
             requests = (container.get("resources") or _EMPTY).get("requests")
             if requests:
                 keys.update(map(str, requests))
-    return frozenset(keys)
+    return pod_keys if keys == pod_keys else frozenset(keys)
 
 
 def _container_states(statuses: Optional[list]) -> list[ContainerState]:
@@ -278,7 +279,7 @@ class Pod:
         self.qos: str = compute_qos(obj)
         self.requests: dict[str, int] = pod_requests(spec)
         self.request_keys = frozenset(self.requests)
-        self.container_request_keys = _container_request_keys(spec)
+        self.container_request_keys = _container_request_keys(spec, self.request_keys)
         volumes = spec.get("volumes")
         if volumes:
             # a source set to null is a nil pointer upstream, i.e. absent

@@ -18,6 +18,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics i
     describe_actual,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import parse_time
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.node_requests import (
+    requested,
+    requested_after,
+    totals_before,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import Policy, load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import SharedCycles
@@ -61,12 +66,12 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
         actual_for(snapshot, moment).use_policy(loaded.document)  # which metrics clients upstream builds
         if shared is not None and not shared.matches(snapshot, moment):
             shared = None
-        before = _usage_by_node(snapshot, None) if shared is None else shared.requested_before()
+        before = requested(totals_before(snapshot)) if shared is None else shared.requested_before()
         evictors: dict = {}
         state, skipped = run_cycle(snapshot, loaded, moment, evictors=evictors, shared=shared)
-        after = _usage_by_node(snapshot, state) if shared is None else shared.requested_after(state)
+        after = requested_after(snapshot, state)
         plan = _describe(snapshot, loaded, policy_source, moment, state, skipped, before, after)
-        kubevirt.annotate(plan, snapshot, operator_mode)  # VMs that will live-migrate, soft taints
+        kubevirt.annotate(plan, snapshot, state.evicted, operator_mode)  # VMs that will live-migrate, soft taints
         if samples > 1:
             tally = sample_cycles(snapshot, loaded, moment, samples, seed, state, evictors)
             sampling.annotate(plan["evictions"], tally)
@@ -87,22 +92,6 @@ def moment_of(now: Union[datetime, str, None]) -> float:
     if moment is None:
         raise PolicyError("now", now, "an RFC3339 time such as 2026-11-22T12:00:00Z")
     return moment
-
-
-def _usage_by_node(snapshot: Snapshot, state: Optional[CycleState]) -> dict[str, dict[str, int]]:
-    """Requests (cpu millis, memory bytes, pod count) of live non-terminal pods per node."""
-    result: dict[str, dict[str, int]] = {}
-    for name in snapshot.nodes:
-        pods = [p for p in snapshot.pods_by_node.get(name, ()) if not p.terminal]
-        if state is not None:
-            pods = [p for p in pods if p.index not in state.evicted]
-        totals = {"cpu": 0, "memory": 0}
-        for pod in pods:
-            totals["cpu"] += pod.requests.get("cpu", 0)
-            totals["memory"] += pod.requests.get("memory", 0)
-        result[name] = {"cpu": scaled("cpu", totals["cpu"]), "memory": scaled("memory", totals["memory"]),
-                        "pods": len(pods)}
-    return result
 
 
 def _percent(used: Mapping[str, int], allocatable: Mapping[str, int]) -> dict[str, Optional[float]]:

@@ -24,9 +24,13 @@ from typing import Any, Callable, Iterable, Optional
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.evictor import EvictionLimits
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.framework import CycleState, ProfileEvictor
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.model import Node
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.node_requests import (
+    Totals,
+    requested,
+    totals_before,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import Policy, Profile
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import NodeUsage
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.sampling import DETERMINISTIC
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.snapshot import Snapshot
 
@@ -153,7 +157,7 @@ class SharedCycles:
         self._wanted: set[tuple] = set()  # step-key prefixes a later policy resumes from
         self._checkpoints: dict[tuple, _Checkpoint] = {}
         self._template: Optional[CycleState] = None
-        self._raw_before: Optional[dict[str, tuple[int, int, int]]] = None
+        self._totals_before: Optional[dict[str, Totals]] = None
         self.enabled = self._copyable()
         self.skipped_steps = 0  # steps the cycles did not run, resuming from another policy's checkpoint
 
@@ -170,26 +174,10 @@ class SharedCycles:
         return snapshot is self.snapshot and now == self.now
 
     def requested_before(self) -> dict[str, dict[str, int]]:
-        """Requests per node before the cycle, as engine/plan.py counts them (a fresh copy per plan)."""
-        return {name: _scaled(totals) for name, totals in self._raw().items()}
-
-    def requested_after(self, state: CycleState) -> dict[str, dict[str, int]]:
-        """The same once the cycle's evictions are gone: the cycle's own count of live requests per node, which
-        each eviction updated (framework.PluginHandle.evict)."""
-        used, count = state.usage.used, state.usage.count
-        return {name: _scaled((used.get(name, {}).get("cpu", 0), used.get(name, {}).get("memory", 0),
-                               count.get(name, 0)))
-                for name in self.snapshot.nodes}
-
-    def _raw(self) -> dict[str, tuple[int, int, int]]:
-        if self._raw_before is None:
-            raw = {}
-            for name in self.snapshot.nodes:
-                live = [p for p in self.snapshot.pods_by_node.get(name, ()) if not p.terminal]
-                raw[name] = (sum(p.requests.get("cpu", 0) for p in live),
-                             sum(p.requests.get("memory", 0) for p in live), len(live))
-            self._raw_before = raw
-        return self._raw_before
+        """Requests per node before the cycle, counted once for every plan (a fresh copy per plan)."""
+        if self._totals_before is None:
+            self._totals_before = totals_before(self.snapshot)
+        return requested(self._totals_before)
 
     def evictor(self, profile: Profile, build: Callable[[], ProfileEvictor]) -> ProfileEvictor:
         """The profile's evictor, built once for every policy whose profile has the same evictor."""
@@ -281,7 +269,3 @@ def _common_length(keys: list[tuple], other: list[tuple]) -> int:
             break
         length += 1
     return length
-
-
-def _scaled(totals: Any) -> dict[str, int]:
-    return {"cpu": scaled("cpu", totals[0]), "memory": scaled("memory", totals[1]), "pods": totals[2]}
