@@ -1,7 +1,9 @@
-"""Pausing Python's cyclic garbage collector while large acyclic structures are built.
+"""Python's garbage collection around the large structures of a plan.
 
 Reading 150,000 pods allocates tens of millions of objects; each allocation burst triggers collections that walk
-the whole (growing) heap although nothing is garbage yet. Reference counting still frees everything as usual.
+the whole (growing) heap although nothing is garbage yet: ``gc_paused`` pauses the cyclic collector while they are
+built (reference counting still frees everything as usual). A module process exits once its result is written:
+``keep_until_exit`` leaves such a structure for the operating system to reclaim at exit.
 """
 
 from __future__ import annotations
@@ -34,3 +36,17 @@ def _promote_young_objects() -> None:
         return
     gc.freeze()
     gc.unfreeze()
+
+
+def keep_until_exit(structure: object) -> None:
+    """Keep ``structure`` until the process exits, and let the operating system reclaim it then.
+
+    For module processes only, which exit once their result is written: freeing a 150,000-pod snapshot object by
+    object costs about 0.7 s (some 13 million objects) and gains nothing. ``structure`` goes into a reference cycle
+    that nothing else reaches, and freeze() moves every tracked object, that cycle included, out of the collector's
+    reach, so neither reference counting nor a collection (the one at interpreter exit included) frees it. A
+    long-lived process would keep that memory for good.
+    """
+    holder: list = [structure]
+    holder.append(holder)
+    gc.freeze()

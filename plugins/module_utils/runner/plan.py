@@ -22,7 +22,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot
     list_cluster_objects,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError, PolicyError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused, keep_until_exit
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.config import read_scheduler_config
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import PlacementRequest
@@ -62,7 +62,9 @@ class PlanRequestError(FleetError):
     """A bad combination of module options (names the options and the fix)."""
 
 
-def run_plan(params: Mapping[str, Any]) -> dict:
+def run_plan(params: Mapping[str, Any], keep_snapshot_until_exit: bool = False) -> dict:
+    """The plan module's work. ``keep_snapshot_until_exit``: the caller is a module process, which exits after the
+    result (engine/gc_pause.py keep_until_exit)."""
     if params.get("policy") is not None and params.get("kubedescheduler") is not None:
         raise PlanRequestError("policy and kubedescheduler are mutually exclusive: give one policy source")
     placement = placement_request(params)
@@ -72,6 +74,9 @@ def run_plan(params: Mapping[str, Any]) -> dict:
     warnings.extend(spec_warnings)
     policy, kind, policy_origin = _policy(params, api_client)
     plan = plan_policy(snapshot, policy, kind, params.get("now"), params, placement, api_client)
+    if keep_snapshot_until_exit:
+        keep_until_exit(snapshot)
+    del snapshot  # not read after the plan: freed here unless kept until the process exits
     plan["source"] = source
     plan["cluster_identity"] = identity.as_dict()
     plan["policy_origin"] = policy_origin

@@ -1,11 +1,19 @@
-"""gc_paused: no collection during the block, none owed right after it, and cycles made in it still freed."""
+"""gc_paused: no collection during the block, none owed right after it, and cycles made in it still freed.
+keep_until_exit: what it keeps is never freed, not even when the process exits."""
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
+from pathlib import Path
 
+import pytest
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 class Node:
@@ -79,3 +87,67 @@ def test_objects_the_caller_froze_stay_frozen() -> None:
     finally:
         gc.unfreeze()
     assert len(kept) + len(more) == 1100
+
+
+# A child process: "keep" hands the object to keep_until_exit, "drop" deletes the last reference, "exit" keeps it in
+# a global until the interpreter exits. The object says when it is freed.
+KEEP_CHILD = """
+import gc, os, sys
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import keep_until_exit
+
+class Loud:
+    def __del__(self, write=os.write):
+        write(1, b"freed\\n")
+
+structure = Loud()
+if sys.argv[1] == "keep":
+    keep_until_exit(structure)
+if sys.argv[1] != "exit":
+    del structure
+gc.collect()
+os.write(1, b"end\\n")
+"""
+
+
+def _child(code: str, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True,
+                          env=env, timeout=120).stdout
+
+
+@pytest.mark.parametrize("how, printed", [
+    ("keep", "end\n"),  # never freed, not even by the interpreter's exit
+    ("drop", "freed\nend\n"),
+    ("exit", "end\nfreed\n"),  # what the test would see if the exit freed it
+])
+def test_a_kept_structure_is_left_to_the_operating_system(how: str, printed: str) -> None:
+    assert _child(KEEP_CHILD, how) == printed
+
+
+# A child process: the plan runner on a snapshot file, watching the snapshot it read.
+PLAN_CHILD = """
+import gc, json, sys, weakref
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner import plan as runner
+
+read, watched = runner.read_input, []
+def read_and_watch(*args):
+    found = read(*args)
+    watched.append(weakref.ref(found[0]))
+    return found
+runner.read_input = read_and_watch
+params = {"snapshot": sys.argv[1], "policy": json.loads(sys.argv[2]), "prometheus_result": sys.argv[3],
+          "now": "2026-11-22T12:00:00Z"}
+plan = runner.run_plan(params, keep_snapshot_until_exit=sys.argv[4] == "keep")
+gc.collect()
+print(len(plan["evictions"]), "kept" if watched[0]() is not None else "freed")
+"""
+
+
+@pytest.mark.parametrize("how", ["keep", "free"])
+def test_the_plan_module_keeps_its_snapshot_until_exit_and_an_in_process_caller_does_not(how: str) -> None:
+    policy = (EXAMPLES / "policies" / "cce-volcano-addon.json").read_text()
+    snapshot = str(EXAMPLES / "snapshots" / "cce-volcano.json")
+    metrics = str(EXAMPLES / "metrics" / "cce-volcano-prometheus.json")
+    evictions, fate = _child(PLAN_CHILD, snapshot, policy, metrics, how).split()
+    assert int(evictions) > 0
+    assert fate == ("kept" if how == "keep" else "freed")
