@@ -490,7 +490,7 @@ def main() -> None:
         supports_check_mode=True,
     )
     # this process exits after the result: the snapshot is left to the operating system (0.7 s at 150,000 pods)
-    plan = run_and_report(module, partial(run_plan, keep_snapshot_until_exit=True), module.params)
+    plan = run_and_report(module, partial(run_plan, process_exits_after=True), module.params)
     if plan["fail_on_matched"]:
         plan.update(failed=True, msg=f"the plan met fail_on ({', '.join(module.params['fail_on'])}): "
                                      + "; ".join(plan["fail_on_matched"]))

@@ -62,9 +62,10 @@ class PlanRequestError(FleetError):
     """A bad combination of module options (names the options and the fix)."""
 
 
-def run_plan(params: Mapping[str, Any], keep_snapshot_until_exit: bool = False) -> dict:
-    """The plan module's work. ``keep_snapshot_until_exit``: the caller is a module process, which exits after the
-    result (engine/gc_pause.py keep_until_exit)."""
+def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> dict:
+    """The plan module's work. ``process_exits_after``: the caller is a module process, which exits once the result
+    is written, so what the plan no longer needs is left to the operating system (engine/gc_pause.py
+    keep_until_exit) instead of being freed object by object."""
     if params.get("policy") is not None and params.get("kubedescheduler") is not None:
         raise PlanRequestError("policy and kubedescheduler are mutually exclusive: give one policy source")
     placement = placement_request(params)
@@ -74,7 +75,7 @@ def run_plan(params: Mapping[str, Any], keep_snapshot_until_exit: bool = False) 
     warnings.extend(spec_warnings)
     policy, kind, policy_origin = _policy(params, api_client)
     plan = plan_policy(snapshot, policy, kind, params.get("now"), params, placement, api_client)
-    if keep_snapshot_until_exit:
+    if process_exits_after:
         keep_until_exit(snapshot)
     del snapshot  # not read after the plan: freed here unless kept until the process exits
     plan["source"] = source
@@ -88,8 +89,8 @@ def run_plan(params: Mapping[str, Any], keep_snapshot_until_exit: bool = False) 
         plan["verification"] = verify_evictions(api_client or api_client_for(params), plan["evictions"])
     if params.get("cluster_name"):
         plan["cluster"] = params["cluster_name"]
-    # while the snapshot is alive, each full collection walks all of it (0.9 s at 150,000 pods), and reading the
-    # previous plan and writing the reports only make acyclic data that would trigger them
+    # a full collection walks everything still tracked (the plan's evictions alone are a million objects at 150,000
+    # pods), and reading the previous plan and writing the reports only make acyclic data that would trigger them
     with gc_paused():
         if params.get("previous_plan"):  # read before the report of this run replaces it
             plan["since_previous"] = _since_previous(params["previous_plan"], plan)
@@ -97,7 +98,9 @@ def run_plan(params: Mapping[str, Any], keep_snapshot_until_exit: bool = False) 
             plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"),
                                                      template_dir=params.get("report_template_dir"))
     if params.get("return_evictions") is False:  # the plan module's option; the reports above still have them
-        del plan["evictions"]
+        evictions = plan.pop("evictions")
+        if process_exits_after:
+            keep_until_exit(evictions)  # freeing 82,000 evictions costs 0.4 s
     return plan
 
 

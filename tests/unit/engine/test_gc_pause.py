@@ -137,7 +137,7 @@ def read_and_watch(*args):
 runner.read_input = read_and_watch
 params = {"snapshot": sys.argv[1], "policy": json.loads(sys.argv[2]), "prometheus_result": sys.argv[3],
           "now": "2026-11-22T12:00:00Z"}
-plan = runner.run_plan(params, keep_snapshot_until_exit=sys.argv[4] == "keep")
+plan = runner.run_plan(params, process_exits_after=sys.argv[4] == "keep")
 gc.collect()
 print(len(plan["evictions"]), "kept" if watched[0]() is not None else "freed")
 """
