@@ -93,7 +93,7 @@ def test_objects_the_caller_froze_stay_frozen() -> None:
 # a global until the interpreter exits. The object says when it is freed.
 KEEP_CHILD = """
 import gc, os, sys
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import keep_until_exit
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused, keep_until_exit
 
 class Loud:
     def __del__(self, write=os.write):
@@ -104,6 +104,8 @@ if sys.argv[1] == "keep":
     keep_until_exit(structure)
 if sys.argv[1] != "exit":
     del structure
+with gc_paused():  # a pause after keep_until_exit must not release what it keeps
+    pass
 gc.collect()
 os.write(1, b"end\\n")
 """
