@@ -98,9 +98,7 @@ def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> di
             plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"),
                                                      template_dir=params.get("report_template_dir"))
     if params.get("return_evictions") is False:  # the plan module's option; the reports above still have them
-        evictions = plan.pop("evictions")
-        if process_exits_after:
-            keep_until_exit(evictions)  # freeing 82,000 evictions costs 0.4 s
+        del plan["evictions"]
     return plan
 
 
