@@ -7,7 +7,7 @@ protections) and a few raw sub-structures the plugins need, never the whole obje
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.labels import compile_node_selector_term
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import parse_quantity
@@ -69,8 +69,8 @@ def _container_request_keys(spec: Mapping[str, Any], pod_keys: frozenset[str]) -
     return pod_keys if keys == pod_keys else frozenset(keys)
 
 
-def _container_states(statuses: Optional[list]) -> list[ContainerState]:
-    return [ContainerState(status) for status in statuses] if statuses else []
+def _container_states(statuses: Optional[list]) -> Sequence[ContainerState]:
+    return [ContainerState(status) for status in statuses] if statuses else ()
 
 
 def _quantities(resources: Optional[Mapping[str, Any]]) -> dict[str, int]:
@@ -269,7 +269,7 @@ class Pod:
         self.annotations: dict[str, str] = {
             key: str(annotations[key]) for key in POD_ANNOTATIONS_READ if key in annotations} if annotations else {}
         owners = meta.get("ownerReferences")
-        self.owners: list[OwnerRef] = [OwnerRef(r) for r in owners] if owners else []
+        self.owners: Sequence[OwnerRef] = [OwnerRef(r) for r in owners] if owners else ()
         self.phase: str = str(status.get("phase") or "")
         self.terminal: bool = self.phase in ("Succeeded", "Failed")  # the pod no longer runs (read on every listing)
         self.reason: str = str(status.get("reason") or "")
@@ -290,13 +290,13 @@ class Pod:
                 if v.get("persistentVolumeClaim") is not None
             ]
         else:
-            self.has_local_storage, self.pvc_claims = False, []
+            self.has_local_storage, self.pvc_claims = False, ()
         self.has_resource_claims: bool = bool(spec.get("resourceClaims"))
         self.terminating: bool = bool(meta.get("deletionTimestamp"))
         created = parse_time(meta.get("creationTimestamp"))
         self.created: float = created if created is not None else ZERO_TIME
         self.started: Optional[float] = parse_time(status.get("startTime"))
-        self.tolerations: list[dict] = list(spec.get("tolerations") or ())
+        self.tolerations: Sequence[dict] = spec.get("tolerations") or ()
         node_selector = spec.get("nodeSelector")
         self.node_selector: dict[str, str] = _text_map(node_selector)
         affinity = spec.get("affinity") or _EMPTY
@@ -305,15 +305,15 @@ class Pod:
         self.selector_or_affinity: bool = node_selector is not None or node_affinity is not None
         self._set_node_affinity(node_affinity or _EMPTY)
         anti = (affinity.get("podAntiAffinity") or _EMPTY).get("requiredDuringSchedulingIgnoredDuringExecution")
-        self.anti_affinity_terms: list[dict] = list(anti or ())
-        self.spread_constraints: list[dict] = list(spec.get("topologySpreadConstraints") or ())
+        self.anti_affinity_terms: Sequence[dict] = anti or ()
+        self.spread_constraints: Sequence[dict] = spec.get("topologySpreadConstraints") or ()
         self.containers = _container_states(status.get("containerStatuses"))
         self.init_containers = _container_states(status.get("initContainerStatuses"))
         self.ephemeral_containers = _container_states(status.get("ephemeralContainerStatuses"))
         conditions = status.get("conditions")
-        self.conditions: list[tuple] = [
+        self.conditions: Sequence[tuple] = [
             (c.get("type"), c.get("status"), c.get("reason"), c.get("lastTransitionTime")) for c in conditions
-        ] if conditions else []
+        ] if conditions else ()
         self.images: list[str] = [str(c.get("image", "")) for c in spec.get("containers") or ()]
 
     def _set_node_affinity(self, node_affinity: Mapping[str, Any]) -> None:
@@ -324,10 +324,10 @@ class Pod:
             if required is not None else None
         )
         preferred = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
-        self.preferred_node_terms: list[tuple[int, Any]] = [
+        self.preferred_node_terms: Sequence[tuple[int, Any]] = [
             (int(p.get("weight") or 0), compile_node_selector_term(p.get("preference") or {}))
             for p in preferred
-        ] if preferred else []
+        ] if preferred else ()
 
     @property
     def owner(self) -> Optional[OwnerRef]:

@@ -52,7 +52,7 @@ def deschedule(handle: PluginHandle, args: dict[str, Any]) -> None:
     pod_filter = PodFilter(handle, include, exclude, selector, use_selector)
 
     def containers(pod: Pod) -> list:
-        return pod.containers + (pod.init_containers if including_init else [])
+        return [*pod.containers, *(pod.init_containers if including_init else ())]
 
     def condition(pod: Pod) -> bool:
         if pod.phase != "Failed":

@@ -44,7 +44,7 @@ def restarts(pod: Pod, including_init: bool) -> int:
 def _in_states(pod: Pod, states: set, including_init: bool) -> bool:
     if pod.phase in states:
         return True
-    containers = pod.containers + (pod.init_containers if including_init else [])
+    containers = [*pod.containers, *(pod.init_containers if including_init else ())]
     return any(c.waiting_reason in states for c in containers)
 
 
