@@ -260,6 +260,8 @@ report_files:
   type: dict
 """
 
+from functools import partial
+
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
@@ -289,8 +291,9 @@ ARGUMENT_SPEC = argument_spec(
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, required_one_of=[("candidates", "threshold_search")],
                            supports_check_mode=True)
-    finish(module, {**run_and_report(module, run_whatif, module.params), "changed": False},
-           warnings_key="whatif_warnings")
+    # this process exits after the result: the snapshot is left to the operating system (runner/plan.py)
+    result = run_and_report(module, partial(run_whatif, process_exits_after=True), module.params)
+    finish(module, {**result, "changed": False}, warnings_key="whatif_warnings")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
-from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused, keep_until_exit
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import moment_of
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import SharedCycles
@@ -38,7 +38,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.threshold
 POLICY_OPTIONS = {"policy": "DeschedulerPolicy", "kubedescheduler": "KubeDescheduler"}
 
 
-def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
+def run_whatif(params: Mapping[str, Any], process_exits_after: bool = False) -> dict[str, Any]:
+    """The whatif module's work. ``process_exits_after``: as run_plan's (runner/plan.py), the snapshot is then left
+    to the operating system."""
     candidates = read_candidates(params.get("candidates"), allow_none=bool(params.get("threshold_search")))
     searched = _searched(params.get("threshold_search"), {c["name"] for c in candidates})
     candidates += searched
@@ -52,6 +54,9 @@ def run_whatif(params: Mapping[str, Any]) -> dict[str, Any]:
     snapshot, read_warnings, source, identity, api_client = read_input(params, placement)
     with gc_paused():  # while the snapshot is alive, no collection walks it between candidates (see run_plan)
         plans = plan_candidates(snapshot, candidates, now, params, placement, api_client)
+    if process_exits_after:
+        keep_until_exit(snapshot)
+    del snapshot  # not read after the plans
     figures = [{"name": name, **candidate_figures(plan), "warnings": _plan_warnings(plan)}
                for name, plan in plans.items()]
     for entry, candidate in zip(figures, candidates, strict=True):

@@ -126,30 +126,38 @@ def test_a_kept_structure_is_left_to_the_operating_system(how: str, printed: str
     assert _child(KEEP_CHILD, how) == printed
 
 
-# A child process: the plan runner on a snapshot file, watching the snapshot it read.
-PLAN_CHILD = """
+# A child process: the plan or whatif runner on a snapshot file, watching the snapshot it read.
+RUNNER_CHILD = """
 import gc, json, sys, weakref
-from ansible_collections.descheduler.fleet.plugins.module_utils.runner import plan as runner
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner import plan, whatif
 
-read, watched = runner.read_input, []
+snapshot, policy, metrics, runner, how = sys.argv[1:]
+module = {"plan": plan, "whatif": whatif}[runner]
+read, watched = module.read_input, []
 def read_and_watch(*args):
     found = read(*args)
     watched.append(weakref.ref(found[0]))
     return found
-runner.read_input = read_and_watch
-params = {"snapshot": sys.argv[1], "policy": json.loads(sys.argv[2]), "prometheus_result": sys.argv[3],
-          "now": "2026-11-22T12:00:00Z"}
-plan = runner.run_plan(params, process_exits_after=sys.argv[4] == "keep")
+module.read_input = read_and_watch
+params = {"snapshot": snapshot, "prometheus_result": metrics, "now": "2026-11-22T12:00:00Z"}
+if runner == "plan":
+    result = plan.run_plan({**params, "policy": json.loads(policy)}, process_exits_after=how == "keep")
+    evictions = len(result["evictions"])
+else:
+    candidates = [{"name": "addon", "policy": json.loads(policy)}]
+    result = whatif.run_whatif({**params, "candidates": candidates}, process_exits_after=how == "keep")
+    evictions = result["candidates"][0]["evictions"]
 gc.collect()
-print(len(plan["evictions"]), "kept" if watched[0]() is not None else "freed")
+print(evictions, "kept" if watched[0]() is not None else "freed")
 """
 
 
+@pytest.mark.parametrize("runner", ["plan", "whatif"])
 @pytest.mark.parametrize("how", ["keep", "free"])
-def test_the_plan_module_keeps_its_snapshot_until_exit_and_an_in_process_caller_does_not(how: str) -> None:
+def test_a_module_keeps_its_snapshot_until_exit_and_an_in_process_caller_does_not(runner: str, how: str) -> None:
     policy = (EXAMPLES / "policies" / "cce-volcano-addon.json").read_text()
     snapshot = str(EXAMPLES / "snapshots" / "cce-volcano.json")
     metrics = str(EXAMPLES / "metrics" / "cce-volcano-prometheus.json")
-    evictions, fate = _child(PLAN_CHILD, snapshot, policy, metrics, how).split()
+    evictions, fate = _child(RUNNER_CHILD, snapshot, policy, metrics, runner, how).split()
     assert int(evictions) > 0
     assert fate == ("kept" if how == "keep" else "freed")
