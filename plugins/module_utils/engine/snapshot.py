@@ -262,16 +262,18 @@ class Snapshot:
         # by (namespace, name): NUL sorts before any character of a name, so the joined string orders as the pair
         # does, and string comparisons sort 150,000 pods in a third of the time tuples take
         self.pods.sort(key=lambda p: f"{p.namespace}\0{p.name}")
-        for index, pod in enumerate(self.pods):
-            pod.index = index
         self.pods_by_node: dict[str, list[Pod]] = {}
-        for pod in self.pods:
-            if pod.node_name:
-                self.pods_by_node.setdefault(pod.node_name, []).append(pod)
         self._pods_by_key: Optional[dict[tuple[str, str], Pod]] = None  # see find_pod
         self.owner_uid_counts: dict[str, int] = {}
-        counts = self.owner_uid_counts
-        for pod in self.pods:
+        self._index_pods()
+
+    def _index_pods(self) -> None:
+        """Each pod's index, the pods by node and the pods per owner UID, in one pass (150,000 pods)."""
+        by_node, counts = self.pods_by_node, self.owner_uid_counts
+        for index, pod in enumerate(self.pods):
+            pod.index = index
+            if pod.node_name:
+                by_node.setdefault(pod.node_name, []).append(pod)
             owners = pod.owners
             if len(owners) == 1:  # most pods
                 uid = owners[0].uid
