@@ -25,6 +25,7 @@ def totals_before(snapshot: Snapshot) -> dict[str, Totals]:
 
 
 def requested(totals: dict[str, Totals]) -> dict[str, dict[str, int]]:
+    """The totals in the units the plan reports (CPU millis, memory bytes, pods)."""
     return {name: {"cpu": scaled("cpu", cpu), "memory": scaled("memory", memory), "pods": pods}
             for name, (cpu, memory, pods) in totals.items()}
 
