@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from itertools import chain, compress, filterfalse, islice, repeat
-from operator import add, and_, itemgetter, mul
+from operator import add, and_, eq, itemgetter, le, lt, mul
 from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.cluster import Cluster, NodeInfo
@@ -315,11 +315,11 @@ class FastScheduler:
                 exact[j] += (score - scores.base) * weight
         if not bounded:
             best = max(exact)
-            return best + offset, list(compress(window, map(best.__eq__, exact)))
+            return best + offset, list(compress(window, map(eq, repeat(best), exact)))
         upper = _weighted_total(bound_scores, len(window), exact) if bound_scores else exact
         top = upper.index(max(upper))
         lowest_best = self._exact_totals(pod, window, [top], exact, bounded)[0]
-        candidates = list(compress(range(len(window)), map((lowest_best - bound_offset).__le__, upper)))
+        candidates = list(compress(range(len(window)), map(le, repeat(lowest_best - bound_offset), upper)))
         totals = self._exact_totals(pod, window, candidates, upper, bounded, bound_offset, keep_from=lowest_best)
         best = max(totals)
         window_best = [window[j] for j, total in zip(candidates, totals, strict=True) if total == best]
@@ -420,11 +420,11 @@ class Room:
         return list(filterfalse(excluded.__contains__, chunk))
 
     def _fitting_each(self, chunk: list[int], cpu: int, memory: int) -> list[int]:
-        fits: Any = map(ZERO.__lt__, _values(self.free_pods, chunk))
+        fits: Any = map(lt, repeat(ZERO), _values(self.free_pods, chunk))
         if cpu > 0:
-            fits = map(and_, fits, map(cpu.__le__, _values(self.free_cpu, chunk)))
+            fits = map(and_, fits, map(le, repeat(cpu), _values(self.free_cpu, chunk)))
         if memory > 0:
-            fits = map(and_, fits, map(memory.__le__, _values(self.free_memory, chunk)))
+            fits = map(and_, fits, map(le, repeat(memory), _values(self.free_memory, chunk)))
         return list(compress(chunk, fits))
 
 

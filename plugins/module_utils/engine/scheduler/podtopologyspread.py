@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from itertools import repeat
-from operator import and_, is_not
+from operator import and_, ge, is_not
 from typing import Any, Callable, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
@@ -194,7 +194,7 @@ class PodTopologySpread:
             # filter(): fails without the label, or when count + self match - minimum > maxSkew
             threshold = c.max_skew + minimum[i] - (1 if c.matches(pod) else 0)
             fits = map(and_, map(is_not, values, repeat(None)),
-                       map(threshold.__ge__, map(domains[i].get, values, repeat(0))))
+                       map(ge, repeat(threshold), map(domains[i].get, values, repeat(0))))
             passing = fits if passing is None else map(and_, passing, fits)
         return list(passing) if passing is not None else [True] * len(indexes)
 
