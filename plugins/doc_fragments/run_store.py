@@ -60,4 +60,6 @@ options:
       - The run, shared by every job slice of a dry run and by the evict step that follows it (the AWX/AAP workflow
         passes one value to all its nodes, for example its own job id). 1-128 letters, digits, C(.), C(_) or C(-).
     type: str
+requirements:
+  - boto3 (only for an S3 run store, O(run_store.bucket))
 """

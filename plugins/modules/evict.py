@@ -239,8 +239,6 @@ notes:
   - A run can be long; use C(async)/C(poll) on the task when it may exceed the connection's timeouts.
   - The journal is keyed by pod UID. A pod recorded as requested without an outcome is read again on resume - gone
     or replaced means done - so it is never evicted a second time.
-requirements:
-  - kubernetes >= 31.0.0
 """
 
 EXAMPLES = r"""

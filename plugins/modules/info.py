@@ -52,9 +52,6 @@ options:
   upstream_container:
     description: Container of the upstream descheduler whose log and arguments to read; the first one when unset.
     type: str
-requirements:
-  - kubernetes >= 31.0.0 (Python library)
-  - PyYAML
 """
 
 EXAMPLES = r"""

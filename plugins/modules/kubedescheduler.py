@@ -168,9 +168,6 @@ notes:
   - The resource is always C(cluster) in C(openshift-kube-descheduler-operator); the operator reads no other.
   - Not checkable from outside the operator pod, so only warned about, is PSI (C(/proc/pressure)) for the KubeVirt
     profile.
-requirements:
-  - kubernetes >= 31.0.0 (Python library)
-  - PyYAML
 """
 
 EXAMPLES = r"""

@@ -196,9 +196,6 @@ options:
 notes:
   - The operator only works in the namespace C(openshift-kube-descheduler-operator) (hard-coded in the operator).
   - Configure the operator afterwards with M(descheduler.fleet.kubedescheduler).
-requirements:
-  - kubernetes >= 31.0.0
-  - PyYAML
 """
 
 EXAMPLES = r"""

@@ -219,9 +219,6 @@ notes:
     O(prometheus_result), both written by M(descheduler.fleet.metrics_record)). Without them the plugin reports an
     error in RV(errors) and evicts nothing, as the descheduler does when a plugin fails; the plan warns (see
     O(fail_on)).
-requirements:
-  - kubernetes >= 31.0.0 (for a live cluster)
-  - PyYAML
 """
 
 EXAMPLES = r"""

@@ -51,6 +51,9 @@ description:
     idempotent and never deletes the record or anything the rollout did not create. See docs/rolling-out.md.
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)
+requirements:
+  - kubernetes >= 31.0.0 (Python library)
+  - PyYAML
 extends_documentation_fragment:
   - descheduler.fleet.attributes
 attributes:

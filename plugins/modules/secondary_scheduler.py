@@ -124,9 +124,6 @@ notes:
   - The operator only works in the namespace C(openshift-secondary-scheduler-operator) and reconciles only the
     C(SecondaryScheduler) named C(cluster).
   - The metric source check runs from the control node; a service name only the cluster resolves fails it.
-requirements:
-  - kubernetes >= 31.0.0
-  - PyYAML
 """
 
 EXAMPLES = r"""

@@ -150,8 +150,6 @@ options:
     description: The scheduler configuration of the placement preview, as M(descheduler.fleet.plan)'s.
     type: raw
 requirements:
-  - kubernetes >= 31.0.0 (for a live cluster)
-  - PyYAML
   - jmespath (for O(objective.type=jmespath))
 """
 
