@@ -1,0 +1,329 @@
+"""The RBAC each job of the collection needs, as data: the one source the shipped manifests (``rbac/``), the README's
+"Permissions" table, the ``access`` module and every module's rights check derive from.
+
+The rules list what the code calls (``cluster/``, ``operator/``, ``kubedescheduler/``, ``rollout/``, the runners),
+nothing more. A job's ServiceAccount is bound to its own ClusterRole and to those of the jobs it ``includes`` (a tune
+run plans first, so it reads like a plan). Rules with ``namespaced=True`` go to a Role in the namespace the user
+chooses for the job's Lease or record (``lease`` of evict, ``rollout.record_namespace``), not to the ClusterRole.
+
+Left out on purpose: ``get`` on a Secret holding a Prometheus token (the plan's ``prometheus.token_secret``): it names
+one Secret in one namespace, so grant that one (``resourceNames``) where it is used instead of every Secret here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.access import (
+    MissingRights,
+    Permission,
+    lacking,
+)
+
+ROLE_PREFIX = "descheduler-fleet-"
+READ = ("get", "list", "watch")
+LIST = ("list", "watch")
+WRITE = ("get", "list", "create", "patch", "delete")
+PART_OF = {"app.kubernetes.io/part-of": "descheduler-fleet"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One RBAC PolicyRule (one API group) with why the collection needs it."""
+
+    group: str
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+    why: str
+    namespaced: bool = False
+
+    def as_policy_rule(self) -> dict:
+        return {"apiGroups": [self.group], "resources": list(self.resources), "verbs": list(self.verbs)}
+
+    def describe(self) -> str:
+        group = self.group or "core"
+        return f"{','.join(self.verbs)} on {','.join(self.resources)} ({group})"
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    summary: str
+    modules: tuple[str, ...]
+    roles: tuple[str, ...]
+    rules: tuple[Rule, ...]
+    includes: tuple[str, ...] = ()
+    namespace_use: str = ""
+
+    @property
+    def cluster_role(self) -> str:
+        return ROLE_PREFIX + self.name
+
+    @property
+    def cluster_rules(self) -> tuple[Rule, ...]:
+        return tuple(rule for rule in self.rules if not rule.namespaced)
+
+    @property
+    def namespaced_rules(self) -> tuple[Rule, ...]:
+        return tuple(rule for rule in self.rules if rule.namespaced)
+
+
+PLANNING = Job(
+    name="planning",
+    summary="read-only: plan, what-if, recorded metrics, what is installed",
+    modules=("plan", "whatif", "metrics_record", "info", "predictive_gate"),
+    roles=("dry_run", "whatif"),
+    rules=(
+        Rule("", ("namespaces",), READ, "the cluster identity (kube-system's UID), the snapshot, protected namespaces"),
+        Rule(
+            "",
+            ("nodes", "pods", "persistentvolumeclaims", "persistentvolumes"),
+            LIST,
+            "the snapshot (one streamed or paged list per kind)",
+        ),
+        Rule("", ("pods/log",), ("get",), "the operand's log (info, promotion gate, rollout health gates)"),
+        Rule("", ("configmaps",), ("get",), "the policy in the cluster (rendered, upstream ConfigMap)"),
+        Rule("scheduling.k8s.io", ("priorityclasses",), LIST, "the snapshot; thresholdPriorityClassName checks"),
+        Rule("policy", ("poddisruptionbudgets",), LIST, "the snapshot (PDBs the evictions must respect)"),
+        Rule(
+            "apps",
+            ("deployments", "replicasets", "statefulsets", "daemonsets"),
+            READ,
+            "pods' owners in the snapshot; the descheduler's own Deployment",
+        ),
+        Rule("batch", ("jobs",), LIST, "pods' owners in the snapshot"),
+        Rule("batch", ("cronjobs",), ("get",), "the upstream descheduler run as a CronJob (info)"),
+        Rule("metrics.k8s.io", ("nodes", "pods"), ("list",), "actual utilization from the metrics API"),
+        Rule(
+            "kubevirt.io",
+            ("virtualmachineinstances", "virtualmachineinstancemigrations"),
+            ("list",),
+            "KubevirtMigrationAware (VMs treated as evictable without them)",
+        ),
+        Rule(
+            "operator.openshift.io",
+            ("kubedeschedulers", "secondaryschedulers"),
+            ("get",),
+            "the operator's configuration (policy, info, tune's preview)",
+        ),
+        Rule(
+            "operators.coreos.com",
+            ("subscriptions", "clusterserviceversions"),
+            ("get", "list"),
+            "which operator version is installed (info)",
+        ),
+        Rule("config.openshift.io", ("schedulers",), ("get",), "the scheduler profile the validation checks"),
+        Rule("route.openshift.io", ("routes",), ("get",), "the in-cluster Prometheus route"),
+    ),
+)
+
+EXECUTING = Job(
+    name="executing",
+    summary="evict a plan's pods (Eviction API, KubeVirt migrations) under a Lease",
+    modules=("evict",),
+    roles=("evict",),
+    includes=("planning",),
+    namespace_use="the evict module's lease.namespace",
+    rules=(
+        Rule("", ("pods",), ("get", "list"), "re-read each pod before and after its eviction, find replacements"),
+        Rule("", ("pods/eviction",), ("create",), "the eviction itself (and server-side dry runs)"),
+        Rule("", ("replicationcontrollers",), ("get",), "a pod's owner, to wait for its replacement"),
+        Rule(
+            "apps",
+            ("replicasets", "statefulsets", "daemonsets", "deployments"),
+            ("get",),
+            "a pod's owner, to wait for its replacement",
+        ),
+        Rule("kubevirt.io", ("virtualmachineinstances",), ("get",), "a VM's pod: wait for its migration"),
+        Rule(
+            "kubevirt.io",
+            ("virtualmachineinstancemigrations", "kubevirts"),
+            ("list",),
+            "migrations in flight and the KubeVirt limits",
+        ),
+        Rule(
+            "coordination.k8s.io",
+            ("leases",),
+            ("get", "create", "update"),
+            "the run's Lease (one evict run per cluster)",
+            namespaced=True,
+        ),
+    ),
+)
+
+CONFIGURING = Job(
+    name="configuring",
+    summary="change the operator's KubeDescheduler and keep the rollout record",
+    modules=("kubedescheduler", "rollout"),
+    roles=("tune",),
+    includes=("planning",),
+    namespace_use="the rollout record's namespace",
+    rules=(
+        Rule(
+            "operator.openshift.io",
+            ("kubedeschedulers",),
+            ("get", "create", "update", "delete"),
+            "the cluster KubeDescheduler (tune)",
+        ),
+        Rule(
+            "",
+            ("configmaps",),
+            ("get", "create", "update"),
+            "the rollout record (the last good configuration)",
+            namespaced=True,
+        ),
+        # The per-cluster change Lease of the rollout (#46 rollback/txn) will add here:
+        # Rule("coordination.k8s.io", ("leases",), ("get", "create", "update", "delete"), "...", namespaced=True),
+    ),
+)
+
+INSTALLING = Job(
+    name="installing",
+    summary="install and remove the descheduler (OLM, upstream, Volcano), the secondary scheduler",
+    modules=("operator", "secondary_scheduler"),
+    roles=("install", "uninstall", "secondary_scheduler"),
+    includes=("planning",),
+    rules=(
+        Rule("", ("namespaces", "configmaps", "serviceaccounts"), WRITE, "the operand's namespace and objects"),
+        Rule("", ("nodes",), ("get", "list", "patch"), "uninstall removes the soft tainter's taints"),
+        Rule("apps", ("deployments",), WRITE, "the upstream descheduler, Volcano's descheduler"),
+        Rule("batch", ("cronjobs",), WRITE, "the upstream descheduler as a CronJob"),
+        Rule(
+            "rbac.authorization.k8s.io",
+            ("clusterroles", "clusterrolebindings"),
+            (*WRITE, "bind", "escalate"),
+            "the descheduler's own ClusterRole (it may evict everywhere, so granting it needs escalate and bind)",
+        ),
+        Rule(
+            "admissionregistration.k8s.io",
+            ("validatingadmissionpolicies", "validatingadmissionpolicybindings"),
+            WRITE,
+            "the upstream chart's admission policy",
+        ),
+        Rule(
+            "apiextensions.k8s.io",
+            ("customresourcedefinitions",),
+            ("get", "list", "delete"),
+            "wait for the operator's CRD; uninstall removes it",
+        ),
+        Rule(
+            "operator.openshift.io",
+            ("kubedeschedulers", "secondaryschedulers"),
+            WRITE,
+            "the operators' configuration objects",
+        ),
+        Rule("operators.coreos.com", ("operatorgroups", "subscriptions"), WRITE, "the OLM install"),
+        Rule("operators.coreos.com", ("installplans",), ("get", "list", "patch"), "approve a manual InstallPlan"),
+        Rule(
+            "operators.coreos.com",
+            ("clusterserviceversions",),
+            ("get", "list", "delete"),
+            "wait for the CSV; uninstall removes it",
+        ),
+        Rule("operators.coreos.com", ("catalogsources",), ("list",), "name the catalogs when a package is missing"),
+        Rule("packages.operators.coreos.com", ("packagemanifests",), ("get", "list"), "the channel's current CSV"),
+    ),
+)
+
+JOBS: dict[str, Job] = {job.name: job for job in (PLANNING, EXECUTING, CONFIGURING, INSTALLING)}
+
+
+def job_of_module(module: str) -> Job:
+    """The job a module (short name) does."""
+    for job in JOBS.values():
+        if module in job.modules:
+            return job
+    raise KeyError(f"module {module!r} is in no job of cluster/rights.py")
+
+
+def job_rules(job: Job, namespace: Optional[str] = None) -> list[tuple[Rule, Optional[str]]]:
+    """(rule, namespace) pairs a run of ``job`` needs: its ClusterRole's rules at the cluster scope and, when
+    ``namespace`` is given, its Role's rules there (without one, the job uses no Lease or record)."""
+    pairs: list[tuple[Rule, Optional[str]]] = [(rule, None) for rule in job.cluster_rules]
+    if namespace:
+        pairs += [(rule, namespace) for rule in job.namespaced_rules]
+    return pairs
+
+
+def cluster_role(job: Job) -> dict:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": job.cluster_role, "labels": PART_OF},
+        "rules": [rule.as_policy_rule() for rule in job.cluster_rules],
+    }
+
+
+def namespaced_role(job: Job, namespace: Optional[str] = None) -> Optional[dict]:
+    """The job's Role (None when it has no namespaced rules); without ``namespace`` it goes where it is applied."""
+    if not job.namespaced_rules:
+        return None
+    metadata = {"name": job.cluster_role, **({"namespace": namespace} if namespace else {}), "labels": PART_OF}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": metadata,
+        "rules": [rule.as_policy_rule() for rule in job.namespaced_rules],
+    }
+
+
+def manifests(job: Job) -> list[dict]:
+    """What ``rbac/<job>.yml`` holds: the ClusterRole, then the Role if any."""
+    role = namespaced_role(job)
+    return [cluster_role(job), *([role] if role else [])]
+
+
+def permissions_table() -> str:
+    """The README's "Permissions" table, one row per rule."""
+    lines = [
+        "| job (ClusterRole) | modules, roles | API group | resources | verbs | scope | why |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for job in JOBS.values():
+        users = ", ".join([*job.modules, *(f"role {role}" for role in job.roles)])
+        includes = f"; also bound to {', '.join(ROLE_PREFIX + name for name in job.includes)}" if job.includes else ""
+        for index, rule in enumerate(job.rules):
+            first = index == 0
+            lines.append(
+                f"| {f'`{job.cluster_role}`' if first else ''} | {users + includes if first else ''} "
+                f"| `{rule.group or 'core'}` | {', '.join(rule.resources)} | {', '.join(rule.verbs)} "
+                f"| {'Role in ' + job.namespace_use if rule.namespaced else 'cluster'} | {rule.why} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def bound_jobs(job: Job) -> list[Job]:
+    """The job and those it includes: every ClusterRole its ServiceAccount is bound to."""
+    return [*(JOBS[name] for name in job.includes), job]
+
+
+def permissions(job: Job, namespace: Optional[str] = None) -> list[Permission]:
+    """Every (verb, resource) a run of ``job`` needs, each a Permission at its scope."""
+    return [
+        Permission(verb, base, rule.group, sub, scope)
+        for rule, scope in job_rules(job, namespace)
+        for resource in rule.resources
+        for base, _slash, sub in [resource.partition("/")]
+        for verb in rule.verbs
+    ]
+
+
+def require_rights(api_client: Any, module: str, namespace: Optional[str] = None) -> None:
+    """Fail, before the module's first write (and before a read that would fail late), when the user lacks any
+    right of the module's job, naming every missing verb and resource in one message. ``namespace``: where the
+    job keeps its Lease or record, if it does (its Role's rules are checked there)."""
+    job = job_of_module(module)
+    missing = [permission.describe() for permission in lacking(api_client, permissions(job, namespace))]
+    if not missing:
+        return
+    server = getattr(getattr(api_client, "configuration", None), "host", None) or "this cluster"
+    where = f"ClusterRole {job.cluster_role}" + (
+        f" and its Role in namespace {namespace}" if namespace and job.namespaced_rules else ""
+    )
+    raise MissingRights(
+        f"the user of this connection lacks {len(missing)} right(s) of the {job.name} job on {server}: "
+        f"{'; '.join(missing)}. Grant the shipped {where} (rbac/{job.name}.yml, or the "
+        f'descheduler.fleet.access role; README, "Permissions"); nothing was changed',
+        missing,
+    )
