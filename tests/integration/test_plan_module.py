@@ -168,9 +168,9 @@ def test_forbidden_list_names_the_missing_permission(seeded: Any, tmp_path: Path
     process, results = run_tasks(tmp_path, [task])
     assert process.returncode != 0
     message = results["plan"]["msg"]
-    assert "list" in message and "pods" in message
-    assert "cannot list 'pods'" in message and "at the cluster scope" in message
-    assert "grant verb 'list' on resource 'pods'" in message  # the fix
+    # refused before the first list (cluster/rights.py), every missing right named, and the fix
+    assert "list pods (API group '') at the cluster scope" in message and "watch pods" in message
+    assert "ClusterRole descheduler-fleet-planning" in message and "rbac/planning.yml" in message
     assert user_name("planner-without-pods") in message
     assert "Traceback" not in message
 

@@ -118,3 +118,13 @@ def lacking(api_client: Any, permissions: Iterable[Permission]) -> list[Permissi
                 continue
             missing.append(permission)
     return missing
+
+
+def user_name(api_client: Any) -> Optional[str]:
+    """Who the API server takes the connection for (SelfSubjectReview), for messages; None when it cannot say."""
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    try:
+        answer = post_raw(api_client, "/apis/authentication.k8s.io/v1/selfsubjectreviews", body) or {}
+    except ClusterError:
+        return None
+    return ((answer.get("status") or {}).get("userInfo") or {}).get("username")

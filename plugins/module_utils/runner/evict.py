@@ -15,6 +15,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity
     connect_to_intended_cluster,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.lease import ClusterLease, LeaseSettings
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import (
     LEASE_LOST,
     Cancellation,
@@ -57,6 +58,7 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
         holder = this_holder(playbook=controller_command())
         api_client, identity = connect_to_intended_cluster(params)
         try:
+            require_rights(api_client, "evict", (lease_params or {}).get("namespace"))
             _preflight(api_client, identity, plan, source, targets, options)
             result = _execute_alone(api_client, targets, options, cancellation, holder, lock_timeout, lease_params,
                                     identity)

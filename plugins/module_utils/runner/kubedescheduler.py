@@ -19,6 +19,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing 
     post_raw,
     request_raw,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.cluster_facts import (
     finding_dict,
     gather_facts,
@@ -215,6 +216,7 @@ def _message(existing: Optional[dict], changed: bool, check_mode: bool, changes:
 def run_kubedescheduler(params: Mapping[str, Any], check_mode: bool) -> dict:
     """One call of the kubedescheduler module."""
     api_client, identity = connect_to_intended_cluster(params)
+    require_rights(api_client, "kubedescheduler")
     existing = read_kubedescheduler(api_client)
     if params.get("state") == "absent":
         result = _absent(api_client, existing, params, check_mode)

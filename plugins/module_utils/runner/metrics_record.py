@@ -23,6 +23,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.metrics_
     MetricsApiUnavailable,
     read_metrics,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.metrics import metrics_needs
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import moment_of
@@ -46,6 +47,7 @@ def run_record(params: Mapping[str, Any], check_mode: bool = False) -> dict:
         raise RecordRequestError("give dest (NodeMetrics/PodMetrics file), prometheus_dest (Prometheus answers "
                                  "file), or both")
     api_client, identity = connect_to_intended_cluster(params)
+    require_rights(api_client, "metrics_record")
     queries = _queries(params)
     result: dict[str, Any] = {"changed": False, "files": {}, "queries": queries,
                               "cluster_identity": identity.as_dict()}

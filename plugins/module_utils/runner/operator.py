@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator import olm, uninstall, upstream, volcano
@@ -23,6 +24,7 @@ def run_operator(params: Mapping[str, Any], check_mode: bool = False, want_diff:
     """The module's result. A failure after the first write is returned (``failed``) with the actions done so far,
     so the user sees where the run stopped."""
     api_client, identity = connect_to_intended_cluster(params)
+    require_rights(api_client, "operator")
     session = ClusterSession(api_client, check_mode=check_mode, want_diff=want_diff)
     result: dict[str, Any] = {"flavor": params["flavor"], "state": params["state"], "check_mode": check_mode,
                               "cluster_identity": identity.as_dict()}

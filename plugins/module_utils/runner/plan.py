@@ -16,6 +16,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity
     identity_from_namespaces,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
     DEFAULT_KINDS,
     PLACEMENT_KINDS,
@@ -143,6 +144,7 @@ def read_input(params: Mapping[str, Any],
         api_client = None
     else:
         api_client = api_client_for(params)
+        require_rights(api_client, "plan")
         snapshot, warnings, source, identity = _snapshot_from_cluster(api_client, params, placement)
     _check_identity(identity, params, warnings)
     return snapshot, warnings, source, identity, api_client

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import OlmRequest
@@ -33,6 +34,7 @@ TRIMARAN_FIELDS = {
 def run_secondary_scheduler(params: Mapping[str, Any], check_mode: bool = False, want_diff: bool = False) -> dict:
     """The module's result; a failure after the first write comes back with the actions done so far."""
     api_client, identity = connect_to_intended_cluster(params)
+    require_rights(api_client, "secondary_scheduler")
     session = ClusterSession(api_client, check_mode=check_mode, want_diff=want_diff)
     result: dict[str, Any] = {"state": params["state"], "check_mode": check_mode,
                               "cluster_identity": identity.as_dict()}

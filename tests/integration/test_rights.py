@@ -1,0 +1,208 @@
+"""Each job runs with exactly its shipped rights (cluster/rights.py, rbac/<job>.yml), as a real ServiceAccount
+(restricted_user.py); with one rule taken away, the module fails before any write, naming what is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import (
+    CONFIGURING,
+    EXECUTING,
+    INSTALLING,
+    PLANNING,
+    Job,
+    Rule,
+    bound_jobs,
+)
+from evict_helpers import namespace_object, node, plan_of, ready_replicas, replicaset
+from operator_support import BASE_SPEC, get_kd, kd_task, operator_for
+from playbook import run_tasks
+from restricted_user import restricted_kubeconfig
+from test_operator_upstream import RESTARTS_POLICY, read, upstream_task
+
+FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
+
+
+def shipped(job: Job, without: Rule | None = None) -> tuple[list[dict], list[dict]]:
+    """(namespaced, cluster) PolicyRules of the job's ServiceAccount as the access role binds them."""
+    rules = [rule for bound in bound_jobs(job) for rule in bound.rules if rule != without]
+    return (
+        [r.as_policy_rule() for r in rules if r.namespaced],
+        [r.as_policy_rule() for r in rules if not r.namespaced],
+    )
+
+
+def account(kube: Any, tmp_path: Path, name: str, job: Job, namespace: str, without: Rule | None = None) -> str:
+    namespaced, cluster = shipped(job, without)
+    if namespaced:
+        return str(restricted_kubeconfig(kube, tmp_path, name, namespaced, namespace=namespace, cluster_rules=cluster))
+    return str(restricted_kubeconfig(kube, tmp_path, name, cluster))
+
+
+def assert_names_rule(message: str, rule: Rule) -> None:
+    assert "nothing was changed" in message and "lacks" in message, message
+    for resource in rule.resources:
+        base = resource.partition("/")[0]
+        assert any(f"{verb} {resource}" in message or f"{verb} {base}/" in message for verb in rule.verbs), (
+            resource,
+            message,
+        )
+    assert "Traceback" not in message
+
+
+def rule_of(job: Job, resource: str, verb: str) -> Rule:
+    return next(rule for rule in job.rules if resource in rule.resources and verb in rule.verbs)
+
+
+# ---- planning: a dry run's plan ----------------------------------------------------------------------------------
+
+
+def plan_task(kubeconfig: str, kube: Any) -> dict:
+    return {
+        "descheduler.fleet.plan": {"kubeconfig": kubeconfig, "context": kube.context, "policy": RESTARTS_POLICY},
+        "register": "plan",
+        "ignore_errors": True,
+    }
+
+
+def test_plan_runs_with_exactly_the_planning_rights(kube: Any, namespace: str, tmp_path: Path) -> None:
+    kube.load([node("worker-1"), node("worker-2")])
+    kubeconfig = account(kube, tmp_path, "planner", PLANNING, namespace)
+    _process, results = run_tasks(tmp_path, [plan_task(kubeconfig, kube)])
+    assert not results["plan"].get("failed"), results["plan"].get("msg")
+    assert results["plan"]["cluster_identity"]["uid"]
+
+
+@pytest.mark.parametrize(
+    ("resource", "verb"), [("pods", "list"), ("poddisruptionbudgets", "list"), ("kubedeschedulers", "get")]
+)
+def test_plan_without_one_planning_rule_names_it(
+    kube: Any, namespace: str, tmp_path: Path, resource: str, verb: str
+) -> None:
+    removed = rule_of(PLANNING, resource, verb)
+    kubeconfig = account(kube, tmp_path, f"planner-without-{resource}", PLANNING, namespace, removed)
+    _process, results = run_tasks(tmp_path, [plan_task(kubeconfig, kube)])
+    assert results["plan"]["failed"] is True
+    assert_names_rule(results["plan"]["msg"], removed)
+    assert "descheduler-fleet-planning" in results["plan"]["msg"]
+
+
+# ---- executing: evict with its Lease ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shop(kube: Any) -> list[dict]:
+    kube.load([namespace_object("shop"), node("worker-1"), node("worker-2")])
+    kube.create(replicaset("shop", "web", 2))
+    return ready_replicas(kube, "shop", "web", 2)
+
+
+def evict_task(kubeconfig: str, kube: Any, pods: list[dict], lease_namespace: str) -> dict:
+    return {
+        "descheduler.fleet.evict": {
+            "kubeconfig": kubeconfig,
+            "context": kube.context,
+            "plan": plan_of(pods),
+            "lease": {"namespace": lease_namespace},
+            **FAST,
+        },
+        "register": "evict",
+        "ignore_errors": True,
+    }
+
+
+def pod_uids(kube: Any) -> set[str]:
+    return {pod["metadata"]["uid"] for pod in kube.list("pods", "shop")}
+
+
+def test_evict_runs_with_exactly_the_executing_rights(
+    kube: Any, namespace: str, shop: list[dict], tmp_path: Path
+) -> None:
+    kubeconfig = account(kube, tmp_path, "evicter", EXECUTING, namespace)
+    _process, results = run_tasks(tmp_path, [evict_task(kubeconfig, kube, shop, namespace)])
+    assert not results["evict"].get("failed"), results["evict"].get("msg")
+    assert results["evict"]["counts"]["evicted"] == 2
+    assert not pod_uids(kube) & {pod["metadata"]["uid"] for pod in shop}
+
+
+@pytest.mark.parametrize(
+    ("resource", "verb"), [("pods/eviction", "create"), ("leases", "update"), ("replicationcontrollers", "get")]
+)
+def test_evict_without_one_executing_rule_evicts_nothing_and_names_it(
+    kube: Any, namespace: str, shop: list[dict], tmp_path: Path, resource: str, verb: str
+) -> None:
+    removed = rule_of(EXECUTING, resource, verb)
+    name = f"evicter-without-{resource.replace('/', '-')}"
+    kubeconfig = account(kube, tmp_path, name, EXECUTING, namespace, removed)
+    _process, results = run_tasks(tmp_path, [evict_task(kubeconfig, kube, shop, namespace)])
+    assert results["evict"]["failed"] is True
+    assert_names_rule(results["evict"]["msg"], removed)
+    assert pod_uids(kube) == {pod["metadata"]["uid"] for pod in shop}
+    assert kube.list("Lease", namespace, api_version="coordination.k8s.io/v1") == []
+
+
+# ---- configuring: tune's KubeDescheduler -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def operator_standin(kube: Any) -> Iterator[Any]:
+    yield from operator_for(kube)
+
+
+def test_kubedescheduler_runs_with_exactly_the_configuring_rights(
+    kube: Any, namespace: str, operator_standin: Any, tmp_path: Path
+) -> None:
+    kubeconfig = account(kube, tmp_path, "tuner", CONFIGURING, namespace)
+    _process, results = run_tasks(
+        tmp_path, [{**kd_task(kube, "kd", spec=BASE_SPEC, kubeconfig=kubeconfig), "ignore_errors": True}]
+    )
+    assert not results["kd"].get("failed"), results["kd"].get("msg")
+    assert get_kd(kube)["spec"]["profiles"] == BASE_SPEC["profiles"]
+
+
+def test_kubedescheduler_without_create_changes_nothing_and_names_it(
+    kube: Any, namespace: str, operator_standin: Any, tmp_path: Path
+) -> None:
+    removed = rule_of(CONFIGURING, "kubedeschedulers", "create")
+    kubeconfig = account(kube, tmp_path, "tuner-without-kd-writes", CONFIGURING, namespace, removed)
+    _process, results = run_tasks(
+        tmp_path, [{**kd_task(kube, "kd", spec=BASE_SPEC, kubeconfig=kubeconfig), "ignore_errors": True}]
+    )
+    assert results["kd"]["failed"] is True
+    assert_names_rule(results["kd"]["msg"], removed)
+    assert get_kd(kube) is None
+
+
+# ---- installing: the upstream descheduler ------------------------------------------------------------------------
+
+
+def install_task(kubeconfig: str, kube: Any, namespace: str) -> dict:
+    target = {"kube": kube, "namespace": namespace, "name": f"descheduler-{namespace}", "wait": False}
+    task = upstream_task(target, "install", ignore_errors=True, policy=RESTARTS_POLICY)
+    task["descheduler.fleet.operator"]["kubeconfig"] = kubeconfig
+    return task
+
+
+def test_install_runs_with_exactly_the_installing_rights(kube: Any, namespace: str, tmp_path: Path) -> None:
+    kubeconfig = account(kube, tmp_path, "installer", INSTALLING, namespace)
+    _process, results = run_tasks(tmp_path, [install_task(kubeconfig, kube, namespace)])
+    assert not results["install"].get("failed"), results["install"].get("msg")
+    with kube.api_client() as admin:
+        assert read(admin, "Deployment", namespace, f"descheduler-{namespace}") is not None
+        assert read(admin, "ClusterRole", "", f"descheduler-{namespace}") is not None
+
+
+@pytest.mark.parametrize(("resource", "verb"), [("clusterroles", "escalate"), ("deployments", "create")])
+def test_install_without_one_installing_rule_writes_nothing_and_names_it(
+    kube: Any, namespace: str, tmp_path: Path, resource: str, verb: str
+) -> None:
+    removed = rule_of(INSTALLING, resource, verb)
+    kubeconfig = account(kube, tmp_path, f"installer-without-{resource}", INSTALLING, namespace, removed)
+    _process, results = run_tasks(tmp_path, [install_task(kubeconfig, kube, namespace)])
+    assert results["install"]["failed"] is True
+    assert_names_rule(results["install"]["msg"], removed)
+    assert results["install"].get("actions", []) == []
+    with kube.api_client() as admin:
+        assert read(admin, "ClusterRole", "", f"descheduler-{namespace}") is None
