@@ -7,7 +7,8 @@ of the collection: it sits below every package.
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+from typing import Any, Iterable
 
 # fail_json's own keys: an error's details never overwrite them.
 _RESERVED_KEYS = frozenset({"msg", "failed", "changed", "exception"})
@@ -29,3 +30,14 @@ class FleetError(Exception):
                 details[name] = getattr(self, name)
         details.update(getattr(self, "details", None) or {})
         return {key: value for key, value in details.items() if key not in _RESERVED_KEYS}
+
+
+def closest_name(value: object, existing: Iterable[str]) -> str:
+    """The sentence pointing a name that refers to nothing at the nearest existing one (or listing them), for every
+    message that refuses an unknown name."""
+    names = sorted({str(name) for name in existing})
+    if not names:
+        return "none exists"
+    close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
+    listed = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    return (f"did you mean {close[0]!r}? " if close else "") + f"existing: {listed}"

@@ -34,8 +34,12 @@ description:
     saying how to go back by hand."
   - "Decision groups: a cluster's group is its O(clusters[].group), else the first group of O(mandatory_groups) then
     O(groups) whose O(inventory_groups) entry holds it. Mandatory groups go first and tolerate no failure; then the
-    other named groups in order; then groups only O(clusters[].group) names (sorted); then the clusters of no group,
-    O(clusters_per_group) at a time."
+    other named groups in order; then inventory groups only O(clusters[].group) names (sorted); then the clusters of
+    no group, O(clusters_per_group) at a time."
+  - "Every group or host name must exist, or the module fails before any cluster is touched, naming the option, the
+    name and the closest existing one: a name of O(mandatory_groups) or O(groups) must be a key of
+    O(inventory_groups) or some O(clusters[].group); a O(clusters[].group) must be in O(mandatory_groups),
+    O(groups) or O(inventory_groups); a host of a named group in O(inventory_groups) must be a O(clusters[].name)."
   - "In each group, at most O(max_concurrency) clusters change at once, each within O(progress_deadline). Before a
     cluster is changed, the spec it runs is recorded in the cluster (ConfigMap C(descheduler-fleet-last-good) in
     C(openshift-kube-descheduler-operator), key C(kubedescheduler.json)) and in the result (RV(clusters))."
@@ -85,6 +89,7 @@ options:
       group:
         description:
           - Its decision group (the host variable C(descheduler_fleet_rollout_group)); overrides O(inventory_groups).
+          - Must be in O(mandatory_groups), O(groups) or O(inventory_groups) (a misspelt group is refused).
         type: str
       connection:
         description:
@@ -143,17 +148,27 @@ options:
             group and is never touched.
         type: str
   groups:
-    description: Decision groups, in order, after the mandatory ones.
+    description:
+      - Decision groups, in order, after the mandatory ones.
+      - Each must be a key of O(inventory_groups) or some O(clusters[].group); an unknown name is refused, naming the
+        closest.
     type: list
     elements: str
     default: []
   mandatory_groups:
-    description: Decision groups that go first and tolerate no failure (the canaries).
+    description:
+      - Decision groups that go first and tolerate no failure (the canaries).
+      - Each must be a key of O(inventory_groups) or some O(clusters[].group); an unknown name is refused, naming the
+        closest (a misspelt canary group would otherwise make the canaries ordinary clusters).
     type: list
     elements: str
     default: []
   inventory_groups:
-    description: The members of each named group (the C(groups) magic variable); a dict of group name to host names.
+    description:
+      - The inventory groups (the C(groups) magic variable) - a dict of group name to host names - each holding only
+        the rollout's clusters (the roles pass every group, restricted to the play's hosts).
+      - The members of a named group must be O(clusters[].name)s; the other groups only serve to name the closest
+        group when a name is misspelt.
     type: dict
     default: {}
   clusters_per_group:

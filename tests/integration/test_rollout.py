@@ -198,3 +198,23 @@ def test_max_failures_stops_the_rollout(fleet: dict[str, Any], tmp_path: Path) -
         assert get_object(fleet[name], "deployments", "descheduler", "apps/v1")["spec"]["replicas"] == 1
     prod_b = get_kd(fleet["prod-b"])
     assert prod_b["spec"]["deschedulingIntervalSeconds"] == 3600 and prod_b["metadata"]["generation"] == generation
+
+
+def test_a_misspelt_group_fails_before_any_cluster_changes(fleet: dict[str, Any], tmp_path: Path) -> None:
+    """A misspelt canary group would make the canary an ordinary cluster (#46): the tune role passes every inventory
+    group, and the rollout refuses a name that is none, naming the closest, before any cluster changes."""
+    inventory = write_inventory(tmp_path, fleet, 3600)
+    process = roll_out(inventory, mandatory_groups=["canariez"])
+    assert process.returncode != 0, process.stdout[-6000:]
+    assert ("mandatory_groups: 'canariez' is no inventory group (inventory_groups) and no cluster's "
+            "descheduler_fleet_rollout_group (did you mean 'canaries'?") in process.stdout
+    # a host variable naming no group: the canary would leave its mandatory group for a group of its own
+    hosts = yaml.safe_load(inventory.read_text())
+    hosts["clusters"]["hosts"]["canary"]["descheduler_fleet_rollout_group"] = "canarie"
+    inventory.write_text(yaml.safe_dump(hosts, sort_keys=False))
+    process = roll_out(inventory)
+    assert process.returncode != 0, process.stdout[-6000:]
+    assert ("clusters[0].group: 'canarie', the descheduler_fleet_rollout_group of canary, is not in mandatory_groups "
+            "or groups and no inventory group (did you mean 'canaries'?") in process.stdout
+    for cluster in fleet.values():  # nothing written on any cluster
+        assert get_kd(cluster) is None and record(cluster) is None

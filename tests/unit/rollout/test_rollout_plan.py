@@ -64,7 +64,8 @@ def test_mandatory_first_then_named_then_assigned_then_rest() -> None:
     clusters = ["a", "b", "c", "d", "e", "f", "g"]
     groups = decision_groups(clusters, assigned={"f": "zz-late", "b": "wave-2"}, groups=["wave-1", "wave-2"],
                              mandatory_groups=["canary"],
-                             inventory_groups={"canary": ["c"], "wave-1": ["a", "b", "d"], "wave-2": ["e"]},
+                             inventory_groups={"canary": ["c"], "wave-1": ["a", "b", "d"], "wave-2": ["e"],
+                                               "zz-late": []},
                              clusters_per_group=Budget(count=1))
     assert [(g.name, g.clusters, g.mandatory) for g in groups] == [
         ("canary", ("c",), True), ("wave-1", ("a", "d"), False), ("wave-2", ("b", "e"), False),
@@ -73,8 +74,29 @@ def test_mandatory_first_then_named_then_assigned_then_rest() -> None:
 
 def test_empty_groups_left_out_and_rest_chunked() -> None:
     groups = decision_groups(["a", "b", "c"], assigned={}, mandatory_groups=["canary"],
-                             clusters_per_group=Budget(percent=50))
+                             inventory_groups={"canary": []}, clusters_per_group=Budget(percent=50))
     assert [(g.name, g.clusters) for g in groups] == [("rest-1", ("a",)), ("rest-2", ("b",)), ("rest-3", ("c",))]
+
+
+@pytest.mark.parametrize(("options", "field", "value", "hint"), [
+    ({"mandatory_groups": ["canaryz"]}, "mandatory_groups", "canaryz", "did you mean 'canary'?"),
+    ({"groups": ["wave-l"]}, "groups", "wave-l", "did you mean 'wave-1'?"),
+    ({"groups": ["wave-1"], "inventory_groups": {"canary": ["c"], "wave-1": ["a", "bb"]}},
+     "inventory_groups.wave-1", "bb", "did you mean 'b'?"),
+    ({"mandatory_groups": ["canary"], "assigned": {"c": "canaryz"}}, "clusters[2].group", "canaryz",
+     "did you mean 'canary'?"),
+])
+def test_a_name_that_refers_to_nothing_is_refused(options: dict, field: str, value: str, hint: str) -> None:
+    arguments = {"assigned": {}, "inventory_groups": {"canary": ["c"], "wave-1": ["a", "b"]}, **options}
+    with pytest.raises(RolloutError) as caught:
+        decision_groups(["a", "b", "c"], **arguments)
+    assert (caught.value.field, caught.value.value) == (field, value)
+    assert str(caught.value).startswith(f"{field}: {value!r}") and hint in str(caught.value)
+
+
+def test_a_group_only_host_variables_name_exists() -> None:
+    groups = decision_groups(["a", "b"], assigned={"b": "late"}, mandatory_groups=["late"])
+    assert [(g.name, g.clusters, g.mandatory) for g in groups] == [("late", ("b",), True), ("rest", ("a",), False)]
 
 
 # ---- gates --------------------------------------------------------------------------------------------------------
