@@ -20,7 +20,8 @@ description:
   - With O(run_id) and O(run_store), builds the summary of a whole run from the run store instead of O(clusters) -
     every job slice's clusters (AWX/AAP job slicing), see M(descheduler.fleet.run_store). A cluster planned twice in
     the run (two inventory hosts or slices reaching the same cluster) is shown failed, naming the others, and the
-    task fails once the summary is written.
+    task fails once the summary is written. A run id the store holds no run of fails before any file is written,
+    naming the closest existing run id.
   - Does not talk to any cluster.
 author:
   - descheduler.fleet maintainers (@descheduler-fleet)

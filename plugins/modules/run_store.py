@@ -20,6 +20,8 @@ description:
     in the run (two inventory hosts or slices with the same cluster) or another cluster than
     O(expected_cluster_uid) (O(operation=save_plan) already warns when it finds the cluster stored by another
     slice); O(operation=save_evict_result) stores the evict step's result beside the plan.
+  - O(operation=load_plan) and O(operation=save_evict_result) refuse a run id the store holds no run of, and a
+    O(cluster) the run never planned, before any write, naming the closest existing run id or cluster.
   - M(descheduler.fleet.fleet_report) builds one fleet summary of a run from the store.
   - Does not talk to any cluster. The C(dry_run) and C(evict) roles call it when C(descheduler_fleet_run_store) is
     set.

@@ -17,7 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.store.settings i
 def fleet_summary_of_run(params: Mapping[str, Any]) -> dict:
     run_id = check_run_id(params.get("run_id"))
     store = open_store(store_settings(params.get("run_store")))
-    run = runs.read_run(store, run_id)
+    run = runs.existing_run(store, run_id)  # before any file is written
     clusters, evict_results = runs.fleet_entries(store, run)
     planned_twice = run.planned_twice()
     out_dir = params["report_dir"]

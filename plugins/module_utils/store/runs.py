@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Optional
 from urllib.parse import quote, unquote
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import closest_name
 from ansible_collections.descheduler.fleet.plugins.module_utils.store.backends import ObjectStore
 from ansible_collections.descheduler.fleet.plugins.module_utils.store.settings import StoreError, check_run_id
 
@@ -165,13 +166,30 @@ def fleet_entries(store: ObjectStore, run: Run) -> tuple[list[dict], list[dict]]
 # --- the evict step ---------------------------------------------------------------------------------------------------
 
 
-def _only_record(store: ObjectStore, run_id: str, cluster: str) -> tuple[Run, ClusterRecord]:
+def run_ids(store: ObjectStore) -> list[str]:
+    """The runs the store holds (each has at least one object under runs/<run id>/)."""
+    return sorted({key.split("/")[1] for key in store.keys("runs/") if key.count("/") > 1})
+
+
+def existing_run(store: ObjectStore, run_id: str) -> Run:
+    """The run, refused when the store holds nothing of it: a misspelt run id must not read as an empty run."""
     run = read_run(store, run_id)
+    if not run.records:
+        raise StoreError(f"run_id: {run_id!r} is no run in the run store ({store.locate('runs')}: "
+                         f"{closest_name(run_id, run_ids(store))}); give the run id the dry run used "
+                         "(descheduler_fleet_run_id), or run the dry run with this one first", field="run_id",
+                         value=run_id)
+    return run
+
+
+def _only_record(store: ObjectStore, run_id: str, cluster: str) -> tuple[Run, ClusterRecord]:
+    run = existing_run(store, run_id)
     mine = [record for record in run.records if record.cluster == cluster]
     if not mine:
-        raise StoreError(f"run {run_id} has no plan of {cluster} in the run store ({store.locate(run_prefix(run_id))})"
-                         ": run the dry run with the same run_store and run_id first (every slice), or check run_id",
-                         field="run_id", value=run_id)
+        raise StoreError(f"cluster: {cluster!r} has no plan in run {run_id} ({store.locate(run_prefix(run_id))}: "
+                         f"{closest_name(cluster, {record.cluster for record in run.records})}); give the inventory "
+                         "host name the dry run planned it under, or run the dry run of this cluster with the same "
+                         "run_store and run_id first", field="cluster", value=cluster)
     duplicated = run.duplicated()
     for record in mine:
         if record in duplicated:

@@ -53,8 +53,16 @@ def test_the_evict_step_gets_the_plan_and_stores_its_result_beside_it(tmp_path: 
 def test_a_missing_or_failed_plan_is_refused(tmp_path: Path) -> None:
     store = DirectoryStore(str(tmp_path))
     runs.save_plan(store, "r1", entry("down", ok=False), slice_id="s1", plan_text=None)
-    with pytest.raises(StoreError, match="run r1 has no plan of east"):
+    runs.save_plan(store, "r1", entry("west"), slice_id="s1", plan_text=plan("uid-west"))
+    with pytest.raises(StoreError, match="cluster: 'east' has no plan in run r1") as caught:
         runs.load_plan(store, "r1", "east")
+    assert (caught.value.field, caught.value.value) == ("cluster", "east")
+    assert "existing: down, west" in str(caught.value)
+    with pytest.raises(StoreError, match="did you mean 'west'\\?") as caught:
+        runs.save_evict_result(store, "r1", "wets", {"ok": True})
+    with pytest.raises(StoreError, match="run_id: 'r2' is no run in the run store .*existing: r1\\)") as caught:
+        runs.load_plan(store, "r2", "west")
+    assert (caught.value.field, caught.value.value) == ("run_id", "r2")
     with pytest.raises(StoreError, match="its dry run in run r1 failed \\(unreachable\\)"):
         runs.load_plan(store, "r1", "down")
     entries, _results = runs.fleet_entries(store, runs.read_run(store, "r1"))
