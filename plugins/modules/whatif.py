@@ -55,6 +55,9 @@ options:
         Pareto front of (evictions, final spread of O(objective.resource)) among them as RV(pareto).
       - Every point is the base policy with the plugin's C(thresholds) (and C(targetThresholds)) set to the point's
         value for every resource of O(threshold_search.resources), so planning that policy reproduces it.
+      - A point the operator can express also has its operator equivalent planned as a candidate of its own,
+        named C(<point>-operator) - the complete C(KubeDescheduler) spec, whose profile brings more than the
+        thresholds (C(LifecycleAndUtilization) also runs C(PodLifeTime) and C(RemovePodsHavingTooManyRestarts)).
     type: dict
     suboptions:
       policy:
@@ -86,7 +89,9 @@ options:
     description:
       - How the best candidate is chosen. The final spread is the one after placement with O(placement), else
         after the evictions. Ties go to fewer evictions, then the lower spread, then the candidate listed first.
-        A candidate whose cycle the descheduler would skip is never the best.
+      - A candidate whose cycle the descheduler would skip, whose plugins report an error or whose replacements
+        have nowhere to go (C(unplaced) > 0) is never the best - for every type, C(jmespath) included (such
+        candidates are left out of C(candidates) before the expression is evaluated); RV(excluded) lists them.
     type: dict
     suboptions:
       type:
@@ -96,7 +101,10 @@ options:
           - C(fewest_evictions) - the fewest evictions among the candidates whose final spread of
             O(objective.resource) is at most O(objective.target_spread).
           - C(jmespath) - O(objective.expression) over C({candidates - [{name, evictions, spread, ...}]}) (the
-            RV(candidates) entries) returns the name of the best candidate, or null for none.
+            RV(candidates) entries) returns the name of the best candidate, or null for none. Every field it names
+            must be one of the figures RV(candidates) documents (the keys of C(by_plugin), C(by_namespace) and
+            C(by_owner) excepted), or the module fails before reading the cluster, naming the field and the
+            closest figure.
         type: str
         choices: [lowest_spread, fewest_evictions, jmespath]
         default: lowest_spread
@@ -143,9 +151,13 @@ options:
     description: Seed of the sampled orders (with O(samples) > 1), the same for every candidate.
     type: int
   placement:
-    description: Preview where the replacements land (as M(descheduler.fleet.plan)'s), for the spread after placement.
+    description:
+      - Preview where the replacements land (as M(descheduler.fleet.plan)'s), for the spread after placement.
+      - Unset, it is on when O(objective) compares spreads (C(lowest_spread), C(fewest_evictions), or a C(jmespath)
+        expression reading C(spread)) and off otherwise - without placement the spread is taken with the evicted
+        pods simply gone, which rewards evicting more. Set to false for such an objective, the result says
+        (RV(best_reason), RV(whatif_warnings)) that the spread ignores where the pods go.
     type: bool
-    default: false
   scheduler_config:
     description: The scheduler configuration of the placement preview, as M(descheduler.fleet.plan)'s.
     type: raw
@@ -198,7 +210,8 @@ candidates:
       C(certain) and C(possible) (null without O(samples) > 1), C(spread) (C(before), C(after_evictions) and
       C(after_placement), each C({cpu, memory}) standard deviations of the nodes' requested percent;
       C(after_placement) null without O(placement)), C(unplaced) (null without O(placement)), C(cycle_skipped),
-      C(plugin_errors) and C(warnings).
+      C(plugin_errors) and C(warnings); a threshold point has C(thresholds), a point's operator equivalent
+      C(operator_equivalent_of) (the point's name). These are the figures an objective's expression may name.
   returned: always
   type: list
   elements: dict
@@ -212,25 +225,47 @@ pareto:
   description:
     - With O(threshold_search), the points of the search no other point beats on both evictions and final spread,
       fewest evictions first - C(name), C(thresholds) (C(low), C(high), C(resources)), C(evictions),
-      C(final_spread) and C(kubedescheduler) (the C(profiles) and C(profileCustomizations) with which the operator
-      renders the same thresholds, null when it cannot).
+      C(final_spread), C(kubedescheduler) (the complete C(KubeDescheduler) spec with which the operator renders
+      the same thresholds - C(managementState) C(Managed), C(mode) C(Predictive), C(deschedulingIntervalSeconds)
+      3600, C(profiles), C(profileCustomizations) - that M(descheduler.fleet.plan) and
+      M(descheduler.fleet.kubedescheduler) take as is; null when the operator cannot) and C(operator_equivalent)
+      (that spec planned as its own candidate - C(name), C(evictions), C(final_spread), C(by_plugin),
+      C(cycle_skipped) and C(adds), the evictions by the plugins its profile adds to the point's policy; null when
+      the operator cannot).
   returned: when O(threshold_search) is set
   type: list
   elements: dict
   sample:
     - {name: LowNodeUtilization-20-50, thresholds: {low: 20, high: 50, resources: [cpu, memory, pods]}, evictions: 4,
-       final_spread: 12.5, kubedescheduler: {profiles: [LifecycleAndUtilization],
-       profileCustomizations: {devLowNodeUtilizationThresholds: Medium}}}
+       final_spread: 12.5, kubedescheduler: {managementState: Managed, mode: Predictive,
+       deschedulingIntervalSeconds: 3600, profiles: [LifecycleAndUtilization],
+       profileCustomizations: {devLowNodeUtilizationThresholds: Medium}},
+       operator_equivalent: {name: LowNodeUtilization-20-50-operator, evictions: 19, final_spread: 13.1,
+       by_plugin: {LowNodeUtilization: 4, PodLifeTime: 15}, adds: {PodLifeTime: 15}, cycle_skipped: false}}
 best:
   description: The name of the candidate that best meets O(objective); null when none does.
   returned: always
   type: str
   sample: lifecycle
 best_reason:
-  description: Why that candidate (or why none).
+  description: Why that candidate (or why none), with the excluded candidates and, when O(placement) is false for
+    an objective comparing spreads, that the spread ignores where the evicted pods go.
   returned: always
   type: str
   sample: "lowest cpu spread with at most 50 evictions: lifecycle (12 evictions, final cpu spread 15.2)"
+excluded:
+  description: The candidates no objective may choose, each with its C(name) and C(reasons) (its cycle is skipped,
+    plugin errors, replacements with nowhere to go).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {name: lifecycle, reasons: ["3 replacement(s) with nowhere to go"]}
+placement:
+  description: Whether the replacements' placement was previewed (O(placement), or decided by O(objective) when
+    unset).
+  returned: always
+  type: bool
 objective:
   description: The objective applied, with its defaults.
   returned: always
@@ -263,11 +298,11 @@ from functools import partial
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
-from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_args import PLAN_ARG_GROUPS
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_args import WHATIF_ARG_GROUPS
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.whatif import run_whatif
 
 ARGUMENT_SPEC = argument_spec(
-    *PLAN_ARG_GROUPS,
+    *WHATIF_ARG_GROUPS,
     candidates=dict(type="list", elements="dict"),
     threshold_search=dict(type="dict", options=dict(
         policy=dict(type="dict", required=True),

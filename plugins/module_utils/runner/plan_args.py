@@ -31,3 +31,8 @@ PLAN_ARG_GROUPS: tuple[dict[str, dict], ...] = (
     CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, PROMETHEUS_ARG_SPEC, FIELD_VALIDATION_ARG_SPEC, LISTING_ARG_SPEC,
     REPORT_ARG_SPEC, PLAN_INPUT_ARG_SPEC,
 )
+
+# whatif decides placement itself when it is unset (on for an objective that compares spreads): no default.
+WHATIF_ARG_GROUPS: tuple[dict[str, dict], ...] = (
+    *PLAN_ARG_GROUPS[:-1], {**PLAN_INPUT_ARG_SPEC, "placement": {"type": "bool"}},
+)

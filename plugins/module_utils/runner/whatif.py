@@ -28,14 +28,23 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan impo
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import MetricsReads
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import candidate_figures, final_spread
-from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.objective import Objective, choose
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.objective import (
+    Objective,
+    choose,
+    excluded_candidates,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.report import write_whatif_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.thresholds import (
+    added_evictions,
+    operator_candidates,
     pareto_front,
     threshold_candidates,
 )
 
 POLICY_OPTIONS = {"policy": "DeschedulerPolicy", "kubedescheduler": "KubeDescheduler"}
+SPREAD_WITHOUT_PLACEMENT = ("placement: false: the objective compares spreads with the evicted pods simply gone, "
+                            "ignoring where their replacements land (which rewards evicting more); leave placement "
+                            "unset or true to measure the spread after placement")
 
 
 def run_whatif(params: Mapping[str, Any], process_exits_after: bool = False) -> dict[str, Any]:
@@ -43,8 +52,9 @@ def run_whatif(params: Mapping[str, Any], process_exits_after: bool = False) -> 
     to the operating system."""
     candidates = read_candidates(params.get("candidates"), allow_none=bool(params.get("threshold_search")))
     searched = _searched(params.get("threshold_search"), {c["name"] for c in candidates})
-    candidates += searched
+    candidates += searched + _operator_equivalents(searched, {c["name"] for c in candidates})
     objective = Objective.from_options(params.get("objective"))
+    params, placement_note = _with_placement(params, objective)
     placement = placement_request(params)
     warnings = [warning for candidate in candidates if candidate["kind"] == "KubeDescheduler"
                 for warning in kubedescheduler_field_warnings(candidate["policy"], params.get("field_validation"),
@@ -60,12 +70,14 @@ def run_whatif(params: Mapping[str, Any], process_exits_after: bool = False) -> 
     figures = [{"name": name, **candidate_figures(plan), "warnings": _plan_warnings(plan)}
                for name, plan in plans.items()]
     for entry, candidate in zip(figures, candidates, strict=True):
-        if "thresholds" in candidate:
-            entry["thresholds"] = candidate["thresholds"]
+        entry.update({key: candidate[key] for key in ("thresholds", "operator_equivalent_of") if key in candidate})
     best, reason = choose(objective, figures)
+    if placement_note:
+        reason += f" ({placement_note})"
     result = {"now": now, "source": source, "cluster_identity": identity.as_dict(), "candidates": figures,
               "objective": objective.__dict__, "best": best, "best_reason": reason,
-              "warnings": read_warnings + warnings}
+              "excluded": excluded_candidates(figures), "placement": placement is not None,
+              "warnings": read_warnings + warnings + ([SPREAD_WITHOUT_PLACEMENT] if placement_note else [])}
     if searched:
         result["pareto"] = _pareto(figures, searched, objective.resource)
     if params.get("cluster_name"):
@@ -109,6 +121,27 @@ def _shared_work(snapshot: Snapshot, candidates: list[dict[str, Any]], now: str,
     return shared
 
 
+def _with_placement(params: Mapping[str, Any], objective: Objective) -> tuple[Mapping[str, Any], str]:
+    """The params with placement decided: unset, it is on when the objective compares spreads (a spread without the
+    replacements rewards evicting). Turned off for such an objective, the note the result carries says so."""
+    reads_spread = objective.reads_spread()
+    if params.get("placement") is None:
+        return {**params, "placement": reads_spread}, ""
+    if reads_spread and not params["placement"]:
+        return params, "the spread ignores where the evicted pods go: placement is false"
+    return params, ""
+
+
+def _operator_equivalents(searched: list[dict[str, Any]], taken: set[str]) -> list[dict[str, Any]]:
+    """The searched points' operator equivalents, each a candidate planned as the operator would run it."""
+    equivalents = operator_candidates(searched)
+    clash = sorted(taken & {c["name"] for c in equivalents})
+    if clash:
+        raise PlanRequestError(f"candidates: {', '.join(clash)} is also the name of a threshold_search point's "
+                               "operator equivalent; rename the candidate")
+    return equivalents
+
+
 def _searched(search: Any, taken: set[str]) -> list[dict[str, Any]]:
     """The candidates of a threshold search (none without one); their names must not be the user's."""
     if not search:
@@ -122,15 +155,27 @@ def _searched(search: Any, taken: set[str]) -> list[dict[str, Any]]:
 
 
 def _pareto(figures: list[dict[str, Any]], searched: list[dict[str, Any]], resource: str) -> list[dict[str, Any]]:
-    """The front among the searched points: each with its thresholds, figures and operator equivalent."""
+    """The front among the searched points: each with its thresholds, figures and operator equivalent (its spec and
+    the figures of planning that spec, with the evictions of the plugins its profile adds)."""
     by_name = {entry["name"]: entry for entry in figures}
-    operator = {candidate["name"]: candidate["operator_spec"] for candidate in searched}
+    points = {candidate["name"]: candidate for candidate in searched}
     # among equal points the first listed stands for them: list those the operator can express first
     preferred = sorted(searched, key=lambda candidate: candidate["operator_spec"] is None)
     front = pareto_front([by_name[c["name"]] for c in preferred], resource)
     return [{"name": name, "thresholds": by_name[name]["thresholds"], "evictions": by_name[name]["evictions"],
-             "final_spread": final_spread(by_name[name], resource), "kubedescheduler": operator[name]}
-            for name in front]
+             "final_spread": final_spread(by_name[name], resource), "kubedescheduler": points[name]["operator_spec"],
+             "operator_equivalent": _equivalent_figures(points[name], by_name, resource)} for name in front]
+
+
+def _equivalent_figures(point: Mapping[str, Any], by_name: Mapping[str, Mapping[str, Any]],
+                        resource: str) -> Any:
+    equivalent = next((entry for entry in by_name.values() if entry.get("operator_equivalent_of") == point["name"]),
+                      None)
+    if equivalent is None:
+        return None
+    return {"name": equivalent["name"], "evictions": equivalent["evictions"],
+            "final_spread": final_spread(equivalent, resource), "by_plugin": equivalent["by_plugin"],
+            "adds": added_evictions(point["policy"], equivalent), "cycle_skipped": equivalent["cycle_skipped"]}
 
 
 def read_candidates(value: Any, allow_none: bool = False) -> list[dict[str, Any]]:

@@ -13,6 +13,15 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler
 
 SPREAD_RESOURCES = ("cpu", "memory")
 PDB_REASON_MARK = "PodDisruptionBudget"
+SPREAD_STATES = ("before", "after_evictions", "after_placement")
+# The fields of a candidate's entry (RV(candidates) of the whatif module documents each): what an objective's
+# expression may name. by_plugin, by_namespace and by_owner are maps whose keys are the cluster's own names.
+DOCUMENTED_FIGURES = ("name", "evictions", "by_plugin", "by_namespace", "by_owner", "workloads_touched",
+                      "most_pods_one_workload_loses", "vms_to_migrate", "spared_by_pdb", "certain", "possible",
+                      "spread", "unplaced", "cycle_skipped", "plugin_errors", "warnings", "thresholds",
+                      "operator_equivalent_of")
+OPEN_MAPS = ("by_plugin", "by_namespace", "by_owner")
+NESTED_FIGURES = (*SPREAD_STATES, *SPREAD_RESOURCES, "low", "high", "resources")
 
 
 def candidate_figures(plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -56,6 +65,20 @@ def _spread(plan: Mapping[str, Any], placement: Optional[Mapping[str, Any]]) -> 
                   "after_placement": None}
     return {state: None if measured is None else {r: (measured.get(r) or {}).get("stddev") for r in SPREAD_RESOURCES}
             for state, measured in states.items()}
+
+
+def exclusion_reasons(figures: Mapping[str, Any]) -> list[str]:
+    """Why a candidate cannot be the answer to any objective (empty when it can): a skipped cycle evicts nothing, a
+    plugin error leaves the cycle's figures partial, and unplaced replacements are pods left Pending whose absence
+    flatters the spread."""
+    reasons = []
+    if figures.get("cycle_skipped"):
+        reasons.append("its cycle is skipped")
+    if figures.get("plugin_errors"):
+        reasons.append(f"{figures['plugin_errors']} plugin error(s)")
+    if figures.get("unplaced"):
+        reasons.append(f"{figures['unplaced']} replacement(s) with nowhere to go")
+    return reasons
 
 
 def final_spread(figures: Mapping[str, Any], resource: str) -> Optional[float]:

@@ -7,6 +7,9 @@
 
 Ties go to fewer evictions, then the lower spread, then the candidate listed first. No candidate meeting the
 objective is an answer too (``None`` with the reason), not an error.
+
+A candidate whose cycle is skipped, whose plugins fail or whose replacements have nowhere to go is excluded from
+every objective before it is evaluated, the expression's included (``excluded_candidates`` says which and why).
 """
 
 from __future__ import annotations
@@ -15,7 +18,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
-from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import SPREAD_RESOURCES, final_spread
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.expression import check_fields, fields_named
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import (
+    SPREAD_RESOURCES,
+    exclusion_reasons,
+    final_spread,
+)
 
 OBJECTIVES = ("lowest_spread", "fewest_evictions", "jmespath")
 
@@ -50,6 +58,14 @@ class Objective:
         if self.type == "jmespath" and not self.expression:
             raise ObjectiveError("objective.expression: jmespath needs an expression that returns a candidate "
                                  "name, for example \"min_by(candidates, &evictions).name\"")
+        if self.type == "jmespath":
+            check_fields(str(self.expression))
+
+    def reads_spread(self) -> bool:
+        """Whether the objective compares spreads (then placement decides it: the replacements land somewhere)."""
+        if self.type == "jmespath":
+            return "spread" in fields_named(str(self.expression))
+        return True
 
     def describe(self) -> str:
         if self.type == "lowest_spread":
@@ -60,12 +76,27 @@ class Objective:
         return f"jmespath {self.expression}"
 
 
+def excluded_candidates(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The candidates no objective may choose, each with its name and reasons."""
+    return [{"name": c["name"], "reasons": reasons} for c in candidates if (reasons := exclusion_reasons(c))]
+
+
 def choose(objective: Objective, candidates: list[dict[str, Any]]) -> tuple[Optional[str], str]:
-    """The best candidate's name (None when none meets the objective) and why. ``candidates``: name + figures."""
-    if objective.type == "jmespath":
-        return _by_expression(objective, candidates)
+    """The best candidate's name (None when none meets the objective) and why. ``candidates``: name + figures.
+    Excluded candidates (excluded_candidates) are filtered out first and the reason says so."""
+    excluded = excluded_candidates(candidates)
+    left_out = {entry["name"] for entry in excluded}
+    eligible = [c for c in candidates if c["name"] not in left_out]
+    best, reason = _by_expression(objective, eligible) if objective.type == "jmespath" else _ranked(objective,
+                                                                                                   eligible)
+    if excluded:
+        reason += "; excluded: " + "; ".join(f"{e['name']} ({', '.join(e['reasons'])})" for e in excluded)
+    return best, reason
+
+
+def _ranked(objective: Objective, candidates: list[dict[str, Any]]) -> tuple[Optional[str], str]:
     resource = objective.resource
-    scored = [(c, final_spread(c, resource)) for c in candidates if not c["cycle_skipped"]]
+    scored = [(c, final_spread(c, resource)) for c in candidates]
     scored = [(c, value) for c, value in scored if value is not None]
     if objective.type == "lowest_spread":
         eligible = [(c, v) for c, v in scored
@@ -88,9 +119,9 @@ def _by_expression(objective: Objective, candidates: list[dict[str, Any]]) -> tu
     names = [c["name"] for c in candidates]
     try:
         found = jmespath.search(str(objective.expression), {"candidates": candidates})
-    except JMESPathError as error:
-        raise ObjectiveError(f"objective.expression: {objective.expression!r} is not a valid JMESPath expression: "
-                             f"{error}") from error
+    except JMESPathError as error:  # parsed and its fields checked before: a type error over the figures
+        raise ObjectiveError(f"objective.expression: {objective.expression!r} cannot be evaluated over the "
+                             f"candidates' figures: {error}") from error
     if found is None:
         return None, f"no candidate meets the objective ({objective.describe()})"
     if found not in names:

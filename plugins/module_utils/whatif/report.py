@@ -39,27 +39,40 @@ def _directory(name: str) -> str:
 
 
 def rows(result: Mapping[str, Any]) -> list[list[Any]]:
-    return [[c["name"] + (" (best)" if c["name"] == result.get("best") else ""), c["evictions"],
+    excluded = {entry["name"] for entry in result.get("excluded") or []}
+    return [[c["name"] + (" (best)" if c["name"] == result.get("best") else "")
+             + (" (excluded)" if c["name"] in excluded else ""), c["evictions"],
              c["workloads_touched"], c["most_pods_one_workload_loses"], c["vms_to_migrate"], _certainty(c),
              _spread(c, "before", "cpu"), _spread(c, _final_state(c), "cpu"),
              _spread(c, _final_state(c), "memory"), "-" if c["unplaced"] is None else c["unplaced"]]
             for c in result.get("candidates") or []]
 
 
-PARETO_HEADERS = ("Point", "Resources", "Low", "High", "Evictions", "Final spread", "KubeDescheduler equivalent")
+PARETO_HEADERS = ("Point", "Resources", "Low", "High", "Evictions", "Final spread", "KubeDescheduler equivalent",
+                  "Its evictions", "Its final spread", "What its profile adds")
 
 
 def pareto_rows(result: Mapping[str, Any]) -> list[list[Any]]:
     return [[p["name"], ", ".join(p["thresholds"]["resources"]), p["thresholds"]["low"],
              "-" if p["thresholds"]["high"] is None else p["thresholds"]["high"], p["evictions"], p["final_spread"],
-             _operator_text(p.get("kubedescheduler"))] for p in result.get("pareto") or []]
+             _operator_text(p.get("kubedescheduler")), *_equivalent_cells(p.get("operator_equivalent"))]
+            for p in result.get("pareto") or []]
+
+
+def _equivalent_cells(equivalent: Optional[Mapping[str, Any]]) -> list[Any]:
+    """The operator equivalent planned as its own candidate: its evictions, final spread and what its profile adds."""
+    if not equivalent:
+        return ["-", "-", "-"]
+    adds = ", ".join(f"{plugin}: {count}" for plugin, count in sorted(equivalent["adds"].items())) or "nothing"
+    return [equivalent["evictions"], "-" if equivalent["final_spread"] is None else equivalent["final_spread"], adds]
 
 
 def _operator_text(spec: Optional[Mapping[str, Any]]) -> str:
     if not spec:
         return "none (a DeschedulerPolicy only)"
     customizations = ", ".join(f"{k}: {v}" for k, v in (spec.get("profileCustomizations") or {}).items())
-    return f"{', '.join(spec.get('profiles') or [])} with {customizations}"
+    return (f"{', '.join(spec.get('profiles') or [])} with {customizations} (interval "
+            f"{spec.get('deschedulingIntervalSeconds')} s, {spec.get('mode')})")
 
 
 def _certainty(candidate: Mapping[str, Any]) -> str:

@@ -3,7 +3,10 @@ grid, and the Pareto front of (evictions, final spread) among them.
 
 Each grid point is a whole candidate policy (the base with that plugin's thresholds replaced for every resource
 given), so every point of the front is reproduced by planning its policy. A point the Kube Descheduler Operator can
-express names the KubeDescheduler customization that renders the same thresholds.
+express names the KubeDescheduler spec that renders the same thresholds: a complete spec (interval, mode,
+managementState) that plan and kubedescheduler take as is. The operator's profile brings more than the thresholds
+(LifecycleAndUtilization also runs PodLifeTime and the restarts plugin), so that spec is planned as a candidate of
+its own (``operator_candidates``) and its figures are shown beside the point.
 """
 
 from __future__ import annotations
@@ -17,11 +20,15 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     HIGH_NODE_UTILIZATION_PRESETS,
     LOW_NODE_UTILIZATION_PRESETS,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import final_spread
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import exclusion_reasons, final_spread
 
 SEARCHABLE = ("LowNodeUtilization", "HighNodeUtilization")
 REQUEST_RESOURCES = ["cpu", "memory", "pods"]
 METRIC_RESOURCE = "MetricResource"  # the measured usage the operator's KubeVirt profile thresholds
+# What a suggested KubeDescheduler spec holds besides its profile: the operator scales the operand to 0 without an
+# interval (3600 s, as the operator's samples); Predictive first, as docs/choosing-a-policy.md step 5 promotes it.
+OPERATOR_SPEC_BASE = {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600}
+OPERATOR_SUFFIX = "-operator"
 
 
 class ThresholdSearchError(FleetError, ValueError):
@@ -83,26 +90,46 @@ def _candidate(base: Mapping[str, Any], plugin: str, args: Mapping[str, Any], re
 
 def operator_equivalent(plugin: str, args: Mapping[str, Any], resources: list[str], low: float,
                         high: Optional[float]) -> Optional[dict[str, Any]]:
-    """The profile and customization with which the operator renders these thresholds, None when it cannot. The
+    """The complete KubeDescheduler spec with which the operator renders these thresholds, None when it cannot. The
     operator sets its presets only (kubedescheduler/policy.py): CompactAndScale's HighNodeUtilization and
     LifecycleAndUtilization's LowNodeUtilization on cpu, memory and pods together (static thresholds), the
     KubeVirt profile's LowNodeUtilization on MetricResource (deviation or static)."""
     deviation = bool(args.get("useDeviationThresholds"))
     if plugin == "HighNodeUtilization":
         preset = _preset(HIGH_NODE_UTILIZATION_PRESETS, low) if sorted(resources) == REQUEST_RESOURCES else None
-        return None if preset is None else {"profiles": ["CompactAndScale"],
-                                            "profileCustomizations": {"devHighNodeUtilizationThresholds": preset}}
+        return _spec("CompactAndScale", "devHighNodeUtilizationThresholds", preset)
     if sorted(resources) == REQUEST_RESOURCES and not deviation:
-        preset = _preset(LOW_NODE_UTILIZATION_PRESETS, (low, high))
-        return None if preset is None else {"profiles": ["LifecycleAndUtilization"], "profileCustomizations": {
-            "devLowNodeUtilizationThresholds": preset}}
+        return _spec("LifecycleAndUtilization", "devLowNodeUtilizationThresholds",
+                     _preset(LOW_NODE_UTILIZATION_PRESETS, (low, high)))
     if resources == [METRIC_RESOURCE]:
         presets, customization = ((DEVIATION_PRESETS, "devDeviationThresholds") if deviation
                                   else (LOW_NODE_UTILIZATION_PRESETS, "devLowNodeUtilizationThresholds"))
-        preset = _preset(presets, (low, high))
-        return None if preset is None else {"profiles": ["KubeVirtRelieveAndMigrate"],
-                                            "profileCustomizations": {customization: preset}}
+        return _spec("KubeVirtRelieveAndMigrate", customization, _preset(presets, (low, high)))
     return None
+
+
+def _spec(profile: str, customization: str, preset: Optional[str]) -> Optional[dict[str, Any]]:
+    if preset is None:
+        return None
+    return {**OPERATOR_SPEC_BASE, "profiles": [profile], "profileCustomizations": {customization: preset}}
+
+
+def operator_candidates(searched: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each point's operator equivalent as a candidate of its own (a KubeDescheduler), named ``<point>-operator``."""
+    return [{"name": point["name"] + OPERATOR_SUFFIX, "policy": point["operator_spec"], "kind": "KubeDescheduler",
+             "operator_equivalent_of": point["name"]} for point in searched if point["operator_spec"]]
+
+
+def enabled_plugins(policy: Mapping[str, Any]) -> set[str]:
+    """The plugins a DeschedulerPolicy enables at any extension point."""
+    return {name for profile in policy.get("profiles") or [] for point in ((profile or {}).get("plugins") or {})
+            .values() for name in ((point or {}).get("enabled") or [])}
+
+
+def added_evictions(point_policy: Mapping[str, Any], equivalent: Mapping[str, Any]) -> dict[str, int]:
+    """The evictions of the operator equivalent by the plugins its profile adds to the point's policy."""
+    own = enabled_plugins(point_policy)
+    return {plugin: count for plugin, count in (equivalent.get("by_plugin") or {}).items() if plugin not in own}
 
 
 def _preset(presets: Mapping[str, Any], value: Any) -> Optional[str]:
@@ -111,8 +138,9 @@ def _preset(presets: Mapping[str, Any], value: Any) -> Optional[str]:
 
 def pareto_front(candidates: list[dict[str, Any]], resource: str) -> list[str]:
     """The names of the candidates no other beats on both evictions and final spread (fewer or equal on both,
-    fewer on one), in the order of evictions. Skipped cycles and candidates without a spread are left out."""
-    scored = [(c["name"], c["evictions"], final_spread(c, resource)) for c in candidates if not c["cycle_skipped"]]
+    fewer on one), in the order of evictions. Candidates no objective may choose (figures.exclusion_reasons) and
+    those without a spread are left out."""
+    scored = [(c["name"], c["evictions"], final_spread(c, resource)) for c in candidates if not exclusion_reasons(c)]
     scored = [item for item in scored if item[2] is not None]
     front = [item for item in scored if not any(_dominates(other, item) for other in scored)]
     seen: set[tuple[int, float]] = set()
