@@ -89,9 +89,10 @@ options:
     description:
       - How the best candidate is chosen. The final spread is the one after placement with O(placement), else
         after the evictions. Ties go to fewer evictions, then the lower spread, then the candidate listed first.
-      - A candidate whose cycle the descheduler would skip, whose plugins report an error or whose replacements
-        have nowhere to go (C(unplaced) > 0) is never the best - for every type, C(jmespath) included (such
-        candidates are left out of C(candidates) before the expression is evaluated); RV(excluded) lists them.
+      - A candidate whose cycle the descheduler would skip or whose plugins report an error is never the best - for
+        every type, C(jmespath) included (such candidates are left out of C(candidates) before the expression is
+        evaluated); RV(excluded) lists them. C(lowest_spread) and C(fewest_evictions) rank fewer replacements with
+        nowhere to go (C(unplaced)) before any spread or eviction count; an expression reads C(unplaced).
     type: dict
     suboptions:
       type:
@@ -255,12 +256,12 @@ best_reason:
   sample: "lowest cpu spread with at most 50 evictions: lifecycle (12 evictions, final cpu spread 15.2)"
 excluded:
   description: The candidates no objective may choose, each with its C(name) and C(reasons) (its cycle is skipped,
-    plugin errors, replacements with nowhere to go).
+    plugin errors).
   returned: always
   type: list
   elements: dict
   sample:
-    - {name: lifecycle, reasons: ["3 replacement(s) with nowhere to go"]}
+    - {name: lifecycle, reasons: ["1 plugin error(s)"]}
 placement:
   description: Whether the replacements' placement was previewed (O(placement), or decided by O(objective) when
     unset).

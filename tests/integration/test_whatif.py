@@ -248,21 +248,22 @@ def test_a_skipped_cycle_or_a_plugin_error_never_wins_and_the_result_says_why(ob
     assert "; excluded: skipped (its cycle is skipped); plugin-error (1 plugin error(s))" in compared["best_reason"]
 
 
-def test_replacements_with_nowhere_to_go_exclude_a_candidate(tmp_path: Path) -> None:
+def test_replacements_with_nowhere_to_go_rank_before_the_spread(tmp_path: Path) -> None:
     snapshot = tmp_path / "cluster.json"
     snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
                                     "items": build_cluster(10, 8, seed=5, now=NOW)}))
+    untouched = {"name": "untouched", "policy": aged_policy()}
+    untouched["policy"]["profiles"][0]["pluginConfig"][0]["args"]["maxPodLifeTimeSeconds"] = 10 ** 10
     _process, results = run_tasks(tmp_path, [{"descheduler.fleet.whatif": {
-        "snapshot": str(snapshot), "now": NOW, "candidates": FLAWED[2:], "objective": {"type": "lowest_spread"}},
-        "register": "whatif"}])
+        "snapshot": str(snapshot), "now": NOW, "candidates": [FLAWED[2], untouched],
+        "objective": {"type": "lowest_spread"}}, "register": "whatif"}])
     compared = results["whatif"]
     assert not compared.get("failed"), compared.get("msg")
-    [aged] = compared["candidates"]
-    assert aged["unplaced"] > 0, "on this cluster some of the aged pods' replacements fit nowhere"
-    assert compared["best"] is None
-    assert compared["excluded"] == [{"name": "aged", "reasons": [f"{aged['unplaced']} replacement(s) with nowhere "
-                                                                 "to go"]}]
-    assert compared["best_reason"].startswith("no candidate meets the objective (lowest cpu spread); excluded: aged")
+    aged, kept = compared["candidates"]
+    assert aged["unplaced"] > 0 and kept["unplaced"] == 0, "some of the aged pods' replacements fit nowhere"
+    assert final(aged) < final(kept), "counting the Pending pods as gone, evicting them looks more balanced"
+    assert compared["best"] == "untouched", compared["best_reason"]
+    assert compared["excluded"] == []
 
 
 def test_spread_objectives_are_measured_after_placement_unless_turned_off(tmp_path: Path) -> None:

@@ -151,11 +151,13 @@ def run_whatif_role(tmp_path: Path, templates: Path) -> Path:
 
 
 def expected_best(result: dict) -> str:
-    """lowest_spread: the lowest final CPU spread (after the evictions: no placement preview), then the fewest
-    evictions, then the first listed; never a candidate whose cycle is skipped."""
-    ranked = [(c["spread"]["after_evictions"]["cpu"], c["evictions"], index, c["name"])
-              for index, c in enumerate(result["candidates"]) if not c["cycle_skipped"]]
-    return min(ranked)[3]
+    """lowest_spread: the fewest replacements with nowhere to go, then the lowest final CPU spread (after placement:
+    the role leaves placement to the objective, which compares spreads), then the fewest evictions, then the first
+    listed; never a candidate whose cycle is skipped or whose plugins fail."""
+    assert result["placement"] is True
+    ranked = [(c["unplaced"], c["spread"]["after_placement"]["cpu"], c["evictions"], index, c["name"])
+              for index, c in enumerate(result["candidates"]) if not c["cycle_skipped"] and not c["plugin_errors"]]
+    return min(ranked)[4]
 
 
 @pytest.mark.usefixtures("browser")

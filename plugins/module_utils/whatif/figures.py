@@ -68,16 +68,13 @@ def _spread(plan: Mapping[str, Any], placement: Optional[Mapping[str, Any]]) -> 
 
 
 def exclusion_reasons(figures: Mapping[str, Any]) -> list[str]:
-    """Why a candidate cannot be the answer to any objective (empty when it can): a skipped cycle evicts nothing, a
-    plugin error leaves the cycle's figures partial, and unplaced replacements are pods left Pending whose absence
-    flatters the spread."""
+    """Why a candidate cannot be the answer to any objective (empty when it can): a skipped cycle evicts nothing and
+    a plugin error leaves the cycle's figures partial. (Unplaced replacements rank a candidate, objective.py.)"""
     reasons = []
     if figures.get("cycle_skipped"):
         reasons.append("its cycle is skipped")
     if figures.get("plugin_errors"):
         reasons.append(f"{figures['plugin_errors']} plugin error(s)")
-    if figures.get("unplaced"):
-        reasons.append(f"{figures['unplaced']} replacement(s) with nowhere to go")
     return reasons
 
 

@@ -8,8 +8,10 @@
 Ties go to fewer evictions, then the lower spread, then the candidate listed first. No candidate meeting the
 objective is an answer too (``None`` with the reason), not an error.
 
-A candidate whose cycle is skipped, whose plugins fail or whose replacements have nowhere to go is excluded from
-every objective before it is evaluated, the expression's included (``excluded_candidates`` says which and why).
+A candidate whose cycle is skipped or whose plugins fail is excluded from every objective before it is evaluated,
+the expression's included (``excluded_candidates`` says which and why). Replacements with nowhere to go rank first:
+``lowest_spread`` and ``fewest_evictions`` prefer fewer of them to any spread or eviction count (a Pending pod is
+counted as gone by the spread after placement, which flatters the candidate); an expression reads ``unplaced``.
 """
 
 from __future__ import annotations
@@ -101,15 +103,20 @@ def _ranked(objective: Objective, candidates: list[dict[str, Any]]) -> tuple[Opt
     if objective.type == "lowest_spread":
         eligible = [(c, v) for c, v in scored
                     if objective.max_evictions is None or c["evictions"] <= objective.max_evictions]
-        ranked = sorted(eligible, key=lambda item: (item[1], item[0]["evictions"]))
+        ranked = sorted(eligible, key=lambda item: (_unplaced(item[0]), item[1], item[0]["evictions"]))
     else:
         eligible = [(c, v) for c, v in scored if v <= float(objective.target_spread or 0)]
-        ranked = sorted(eligible, key=lambda item: (item[0]["evictions"], item[1]))
+        ranked = sorted(eligible, key=lambda item: (_unplaced(item[0]), item[0]["evictions"], item[1]))
     if not ranked:
         return None, f"no candidate meets the objective ({objective.describe()})"
     best, value = ranked[0]  # a stable sort keeps equals in order: the candidate listed first wins
+    unplaced = f", {_unplaced(best)} replacement(s) with nowhere to go" if _unplaced(best) else ""
     return best["name"], (f"{objective.describe()}: {best['name']} ({best['evictions']} evictions, final "
-                          f"{resource} spread {value})")
+                          f"{resource} spread {value}{unplaced})")
+
+
+def _unplaced(candidate: Mapping[str, Any]) -> int:
+    return int(candidate.get("unplaced") or 0)
 
 
 def _by_expression(objective: Objective, candidates: list[dict[str, Any]]) -> tuple[Optional[str], str]:

@@ -38,8 +38,7 @@ def test_the_objective_names_the_best_candidate(objective: dict[str, Any], best:
     assert (f"{name} (" in reason) if best else reason.startswith("no candidate meets the objective")
 
 
-EXCLUSIONS = [({"cycle_skipped": True}, "its cycle is skipped"), ({"plugin_errors": 2}, "2 plugin error(s)"),
-              ({"unplaced": 3}, "3 replacement(s) with nowhere to go")]
+EXCLUSIONS = [({"cycle_skipped": True}, "its cycle is skipped"), ({"plugin_errors": 2}, "2 plugin error(s)")]
 OBJECTIVES = [{"type": "lowest_spread"}, {"type": "fewest_evictions", "target_spread": 50},
               {"type": "jmespath", "expression": "min_by(candidates, &evictions).name"},
               {"type": "jmespath", "expression": "candidates[0].name"}]
@@ -56,6 +55,19 @@ def test_an_excluded_candidate_never_wins_and_the_reason_says_why(objective: dic
     assert name == "sound", why
     assert why.endswith(f"; excluded: flawed ({reason})")
     assert excluded_candidates(candidates) == [{"name": "flawed", "reasons": [reason]}]
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES[:2])
+def test_fewer_replacements_with_nowhere_to_go_rank_before_any_spread_or_eviction_count(
+        objective: dict[str, Any]) -> None:
+    # stranded would win on spread and evictions, but 3 of its pods' replacements would stay Pending
+    candidates = [{"name": "stranded", **figures_of(0, 1.0), "unplaced": 3},
+                  {"name": "less-stranded", **figures_of(5, 10.0), "unplaced": 1},
+                  {"name": "other", **figures_of(9, 20.0), "unplaced": 1}]
+    name, why = choose(Objective.from_options(objective), candidates)
+    assert name == "less-stranded"
+    assert why.endswith("(5 evictions, final cpu spread 10.0, 1 replacement(s) with nowhere to go)")
+    assert excluded_candidates(candidates) == []
 
 
 def test_an_expression_sees_only_the_candidates_left() -> None:

@@ -129,7 +129,6 @@ def test_what_the_preset_adds_is_the_evictions_of_plugins_the_point_does_not_run
     assert added_evictions(BASE, equivalent) == {"PodLifeTime": 40, "RemovePodsHavingTooManyRestarts": 2}
 
 
-def test_the_front_leaves_out_points_with_plugin_errors_or_unplaced_replacements() -> None:
-    points = [point("a", 0, 20.0), point("b", 5, 10.0), {**point("c", 1, 1.0), "plugin_errors": 1},
-              {**point("d", 2, 2.0), "unplaced": 3}]
+def test_the_front_leaves_out_points_with_plugin_errors() -> None:
+    points = [point("a", 0, 20.0), point("b", 5, 10.0), {**point("c", 1, 1.0), "plugin_errors": 1}]
     assert pareto_front(points, "cpu") == ["a", "b"]

@@ -15,7 +15,9 @@ placement when previewed, else after the evictions.
 
 ## Threshold search: Pareto front
 
-No other point of the search is at least as good on both evictions and final spread and better on one. A point's KubeDescheduler equivalent is planned as a candidate of its own: its profile brings more than the thresholds, and "its" columns are what that spec would do.
+No other point of the search is at least as good on both evictions and final spread and better on one. A point's \
+KubeDescheduler equivalent is planned as a candidate of its own: its profile brings more than the thresholds, and \
+"its" columns are what that spec would do.
 
 {{ table(pareto_headers, pareto_rows) }}
 {% endif %}
