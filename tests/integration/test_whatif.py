@@ -251,7 +251,7 @@ def test_a_skipped_cycle_or_a_plugin_error_never_wins_and_the_result_says_why(ob
 def test_replacements_with_nowhere_to_go_rank_before_the_spread(tmp_path: Path) -> None:
     snapshot = tmp_path / "cluster.json"
     snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
-                                    "items": build_cluster(10, 8, seed=5, now=NOW)}))
+                                    "items": build_cluster(10, 8, seed=4, now=NOW)}))
     untouched = {"name": "untouched", "policy": aged_policy()}
     untouched["policy"]["profiles"][0]["pluginConfig"][0]["args"]["maxPodLifeTimeSeconds"] = 10 ** 10
     _process, results = run_tasks(tmp_path, [{"descheduler.fleet.whatif": {
