@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import (
     CONFIGURING,
     EXECUTING,
@@ -19,7 +21,8 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights i
 from evict_helpers import namespace_object, node, plan_of, ready_replicas, replicaset
 from operator_support import BASE_SPEC, get_kd, kd_task, operator_for
 from playbook import run_tasks
-from restricted_user import restricted_kubeconfig
+from restricted_user import _wait_until_effective as wait_until_effective
+from restricted_user import restricted_kubeconfig, user_name
 from test_operator_upstream import RESTARTS_POLICY, read, upstream_task
 
 FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
@@ -99,11 +102,11 @@ def shop(kube: Any) -> list[dict]:
     return ready_replicas(kube, "shop", "web", 2)
 
 
-def evict_task(kubeconfig: str, kube: Any, pods: list[dict], lease_namespace: str) -> dict:
+def evict_task(kubeconfig: str, kube: Any, pods: list[dict], lease_namespace: str, context: str = "") -> dict:
     return {
         "descheduler.fleet.evict": {
             "kubeconfig": kubeconfig,
-            "context": kube.context,
+            "context": context or kube.context,
             "plan": plan_of(pods),
             "lease": {"namespace": lease_namespace},
             **FAST,
@@ -206,3 +209,49 @@ def test_install_without_one_installing_rule_writes_nothing_and_names_it(
     assert results["install"].get("actions", []) == []
     with kube.api_client() as admin:
         assert read(admin, "ClusterRole", "", f"descheduler-{namespace}") is None
+
+
+# ---- the access module puts a job's rights on the cluster --------------------------------------------------------
+
+
+def test_access_module_grants_a_job_idempotently_and_its_kubeconfig_evicts(
+    kube: Any, namespace: str, shop: list[dict], tmp_path: Path
+) -> None:
+    dest = tmp_path / "evict.kubeconfig"
+    grant = {
+        "kubeconfig": str(kube.kubeconfig),
+        "context": kube.context,
+        "job": "executing",
+        "namespace": namespace,
+        "role_namespace": namespace,
+        "service_account": "evicter-sa",
+        "kubeconfig_dest": str(dest),
+    }
+    _process, results = run_tasks(
+        tmp_path, [{"descheduler.fleet.access": grant, "register": "checked", "check_mode": True}]
+    )
+    assert results["checked"]["changed"] is True and not dest.exists()
+    assert kube.get("ServiceAccount", namespace, "evicter-sa") is None  # check mode wrote nothing
+
+    _process, results = run_tasks(
+        tmp_path,
+        [
+            {"descheduler.fleet.access": grant, "register": "granted"},
+            {"descheduler.fleet.access": grant, "register": "again"},
+        ],
+    )
+    assert results["granted"]["changed"] is True, results["granted"].get("msg")
+    assert results["granted"]["cluster_roles"] == ["descheduler-fleet-planning", "descheduler-fleet-executing"]
+    assert results["again"]["changed"] is False
+    assert dest.stat().st_mode & 0o777 == 0o600
+    token = yaml.safe_load(dest.read_text())["users"][0]["user"]["token"]
+    assert token not in json.dumps(results)  # the token stays in the file
+    role = kube.get("Role", namespace, "descheduler-fleet-executing", api_version="rbac.authorization.k8s.io/v1")
+    assert role["rules"] == [rule.as_policy_rule() for rule in EXECUTING.namespaced_rules]
+
+    namespaced, cluster = shipped(EXECUTING)
+    with kube.api_client() as admin:  # the authorizer learns new bindings from informers: wait until it has
+        wait_until_effective(admin, token, user_name("evicter-sa", namespace), namespaced, namespace, cluster)
+    _process, results = run_tasks(tmp_path, [evict_task(str(dest), kube, shop, namespace, "descheduler-fleet")])
+    assert not results["evict"].get("failed"), results["evict"].get("msg")
+    assert results["evict"]["counts"]["evicted"] == 2

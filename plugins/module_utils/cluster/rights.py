@@ -1,5 +1,5 @@
 """The RBAC each job of the collection needs, as data: the one source the shipped manifests (``rbac/``), the README's
-"Permissions" table and every module's rights check derive from.
+"Permissions" table, the ``access`` module and every module's rights check derive from.
 
 The rules list what the code calls (``cluster/``, ``operator/``, ``kubedescheduler/``, ``rollout/``, the runners),
 nothing more. A job's ServiceAccount is bound to its own ClusterRole and to those of the jobs it ``includes`` (a tune
@@ -325,7 +325,8 @@ def require_rights(api_client: Any, module: str, namespace: Optional[str] = None
     raise MissingRights(
         f"the user of this connection ({user_name(api_client) or 'unknown'}) lacks {len(missing)} right(s) of the "
         f"{job.name} job on {server}: "
-        f"{'; '.join(missing)}. Grant the shipped {where} (rbac/{job.name}.yml; README, Permissions); "
+        f"{'; '.join(missing)}. Grant the shipped {where} (rbac/{job.name}.yml, the "
+        "descheduler.fleet.access module; README, Permissions); "
         "nothing was changed",
         missing,
     )
