@@ -181,20 +181,29 @@ def test_kubedescheduler_without_create_changes_nothing_and_names_it(
 # ---- installing: the upstream descheduler ------------------------------------------------------------------------
 
 
-def install_task(kubeconfig: str, kube: Any, namespace: str) -> dict:
+def install_task(kubeconfig: str, kube: Any, namespace: str, state: str = "present") -> dict:
     target = {"kube": kube, "namespace": namespace, "name": f"descheduler-{namespace}", "wait": False}
-    task = upstream_task(target, "install", ignore_errors=True, policy=RESTARTS_POLICY)
+    register = "install" if state == "present" else "uninstall"
+    task = upstream_task(target, register, ignore_errors=True, state=state, policy=RESTARTS_POLICY)
     task["descheduler.fleet.operator"]["kubeconfig"] = kubeconfig
     return task
 
 
-def test_install_runs_with_exactly_the_installing_rights(kube: Any, namespace: str, tmp_path: Path) -> None:
+def test_install_and_uninstall_run_with_exactly_the_installing_rights(
+    kube: Any, namespace: str, tmp_path: Path
+) -> None:
     kubeconfig = account(kube, tmp_path, "installer", INSTALLING, namespace)
     _process, results = run_tasks(tmp_path, [install_task(kubeconfig, kube, namespace)])
     assert not results["install"].get("failed"), results["install"].get("msg")
     with kube.api_client() as admin:
         assert read(admin, "Deployment", namespace, f"descheduler-{namespace}") is not None
         assert read(admin, "ClusterRole", "", f"descheduler-{namespace}") is not None
+    # and removes it with the same rights
+    _process, results = run_tasks(tmp_path, [install_task(kubeconfig, kube, namespace, state="absent")])
+    assert not results["uninstall"].get("failed"), results["uninstall"].get("msg")
+    with kube.api_client() as admin:
+        assert read(admin, "Deployment", namespace, f"descheduler-{namespace}") is None
+        assert read(admin, "ClusterRole", "", f"descheduler-{namespace}") is None
 
 
 @pytest.mark.parametrize(("resource", "verb"), [("clusterroles", "escalate"), ("deployments", "create")])
