@@ -78,6 +78,23 @@ def test_plan_runs_with_exactly_the_planning_rights(kube: Any, namespace: str, t
     assert results["plan"]["cluster_identity"]["uid"]
 
 
+def test_whatif_runs_with_exactly_the_planning_rights(kube: Any, namespace: str, tmp_path: Path) -> None:
+    kube.load([node("worker-1"), node("worker-2")])
+    kubeconfig = account(kube, tmp_path, "comparer", PLANNING, namespace)
+    candidates = [
+        {"name": "restarts", "policy": RESTARTS_POLICY},
+        {"name": "operator-profile", "kubedescheduler": BASE_SPEC},
+    ]
+    task = {
+        "descheduler.fleet.whatif": {"kubeconfig": kubeconfig, "context": kube.context, "candidates": candidates},
+        "register": "whatif",
+        "ignore_errors": True,
+    }
+    _process, results = run_tasks(tmp_path, [task])
+    assert not results["whatif"].get("failed"), results["whatif"].get("msg")
+    assert [c["name"] for c in results["whatif"]["candidates"]] == ["restarts", "operator-profile"]
+
+
 @pytest.mark.parametrize(
     ("resource", "verb"), [("pods", "list"), ("poddisruptionbudgets", "list"), ("kubedeschedulers", "get")]
 )
