@@ -83,6 +83,25 @@ def labels(app_name: str, request: FlavorRequest) -> dict[str, str]:
             MANAGED_BY_LABEL: names.MANAGED_BY}
 
 
+def refuse_other_installs_objects(session: ClusterSession, name: str, option: str) -> None:
+    """Before any write: the ClusterRole and ClusterRoleBinding ``name`` of the descheduler must not belong to
+    another install (a Helm release, another name's, one made by hand): taking them over would rebind its
+    permissions, and a rollback could not tell them from ours."""
+    ours = {MANAGED_BY_LABEL: names.MANAGED_BY, "app.kubernetes.io/instance": name}
+    for ref in (Ref("ClusterRole", name), Ref("ClusterRoleBinding", name)):
+        existing = session.read(ref)
+        found = ((existing or {}).get("metadata") or {}).get("labels") or {}
+        if existing is not None and any(found.get(key) != value for key, value in ours.items()):
+            raise LifecycleError(
+                f"{option}.name: {ref} already exists and belongs to another install (its labels: {_text(found)}; "
+                f"this collection's carry {_text(ours)}); nothing was changed. Give {option}.name another name, or "
+                "remove that install first", field=f"{option}.name", value=name)
+
+
+def _text(labels: dict[str, str]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in sorted(labels.items())) or "none"
+
+
 def ensure_access_and_policy(session: ClusterSession, request: FlavorRequest, object_labels: dict[str, str],
                              cluster_role: dict, text: str) -> None:
     """The ServiceAccount, the ClusterRole (``cluster_role``) bound to it and the ConfigMap holding the policy

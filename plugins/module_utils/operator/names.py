@@ -51,6 +51,8 @@ UPSTREAM_NAMESPACE = "kube-system"
 UPSTREAM_POLICY_KEY = "policy.yaml"
 UPSTREAM_POLICY_DIR = "/policy-dir"
 MANAGED_BY = "descheduler.fleet"
+# On every object a rollout's change creates: which change made it (its run id), so a rollback takes back only that
+CHANGE_LABEL = "descheduler.fleet/change-id"
 
 # --- the Volcano descheduler (volcano-sh/descheduler installer/volcano-descheduler-development.yaml) ----------------
 VOLCANO_IMAGE = "docker.io/volcanosh/vc-descheduler"

@@ -26,6 +26,13 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "Namespace": ("v1", "namespaces", False),
     "Node": ("v1", "nodes", False),
     "ConfigMap": ("v1", "configmaps", True),
+    "Secret": ("v1", "secrets", True),
+    "Service": ("v1", "services", True),
+    "Pod": ("v1", "pods", True),
+    "PersistentVolumeClaim": ("v1", "persistentvolumeclaims", True),
+    "StatefulSet": ("apps/v1", "statefulsets", True),
+    "DaemonSet": ("apps/v1", "daemonsets", True),
+    "Job": ("batch/v1", "jobs", True),
     "ServiceAccount": ("v1", "serviceaccounts", True),
     "Deployment": ("apps/v1", "deployments", True),
     "CronJob": ("batch/v1", "cronjobs", True),
@@ -71,6 +78,18 @@ class Ref:
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+
+def marker(obj: Optional[dict]) -> Optional[str]:
+    """What changes when someone modifies the object: its ``metadata.generation`` where it has one (a Deployment, a
+    CRD, a custom resource: only a spec change moves it, not the status its controller writes), else its
+    ``resourceVersion`` (a ConfigMap, a ClusterRole and binding: nothing but a writer moves it). None: no object."""
+    if obj is None:
+        return None
+    metadata = obj.get("metadata") or {}
+    if metadata.get("generation") is not None:
+        return f"generation {metadata['generation']}"
+    return f"resourceVersion {metadata.get('resourceVersion')}"
 
 
 def collection_path(kind: str, namespace: Optional[str] = None) -> str:
@@ -123,8 +142,12 @@ def for_diff(obj: Optional[dict]) -> dict:
 class ClusterSession:
     """The API client plus the run's mode (check, diff) and what the run did, in order."""
 
-    def __init__(self, api_client: Any, check_mode: bool = False, want_diff: bool = False) -> None:
+    def __init__(self, api_client: Any, check_mode: bool = False, want_diff: bool = False,
+                 created_labels: Optional[dict[str, str]] = None) -> None:
         self.api = api_client
+        self.created_labels = dict(created_labels or {})  # on every object this session creates (a change's id)
+        # what this session wrote: each object's marker as its last write returned it (None: deleted)
+        self.left: dict[str, Optional[str]] = {}
         self.check_mode = check_mode
         self.want_diff = want_diff
         self.actions: list[dict] = []
@@ -182,11 +205,18 @@ class ClusterSession:
             after = patch_raw(self.api, ref.path, wanted, patch_type="merge", kind=ref.kind)
         self.record(step, str(ref), "update", True, self._verb("updated", "update"))
         self._add_diff(ref, existing, after)
-        return after
+        return self._left_as(ref, after)
+
+    def _left_as(self, ref: Ref, obj: dict) -> dict:
+        if not self.check_mode:
+            self.left[str(ref)] = marker(obj)
+        return obj
 
     def _create(self, step: str, ref: Ref, desired: dict) -> dict:
         body = {"apiVersion": ref.api_version, "kind": ref.kind, **desired}
         body["metadata"] = {**(desired.get("metadata") or {}), "name": ref.name}
+        if self.created_labels:
+            body["metadata"]["labels"] = {**(body["metadata"].get("labels") or {}), **self.created_labels}
         if ref.namespace and KINDS[ref.kind][2]:
             body["metadata"]["namespace"] = ref.namespace
         created = body
@@ -194,7 +224,7 @@ class ClusterSession:
             created = post_raw(self.api, collection_path(ref.kind, ref.namespace), body, kind=ref.kind)
         self.record(step, str(ref), "create", True, self._verb("created", "create"))
         self._add_diff(ref, None, created)
-        return created
+        return self._left_as(ref, created)
 
     def patch(self, step: str, ref: Ref, existing: dict, patch: dict, action: str, message: str) -> dict:
         """A targeted merge patch of an object read just before (e.g. approving an InstallPlan)."""
@@ -203,7 +233,7 @@ class ClusterSession:
             after = patch_raw(self.api, ref.path, patch, patch_type="merge", kind=ref.kind)
         self.record(step, str(ref), action, True, self._verb(message, action))
         self._add_diff(ref, existing, after)
-        return after
+        return self._left_as(ref, after)
 
     def delete(self, step: str, ref: Ref, existing: Optional[dict] = None) -> bool:
         """Delete the object if it exists (background propagation: its dependents go too); whether it existed."""
@@ -219,4 +249,6 @@ class ClusterSession:
                     raise
         self.record(step, str(ref), "delete", True, self._verb("deleted", "delete"))
         self._add_diff(ref, existing, None)
+        if not self.check_mode:
+            self.left[str(ref)] = None
         return True

@@ -113,6 +113,7 @@ def validate(session: ClusterSession, request: UpstreamRequest) -> dict:
                              "fields (for example '*/10 * * * *') or a macro such as @hourly",
                              field="upstream.schedule")
     flavor.refuse_dry_run_when_automatic(request, "upstream")
+    flavor.refuse_other_installs_objects(session, request.name, "upstream")
     document = policy_document(request.policy, DEFAULT_POLICY)
     check_policy(session, document, "upstream.policy")
     return document

@@ -93,6 +93,7 @@ def validate(session: ClusterSession, request: VolcanoRequest) -> dict:
                              "10m, 1h or 90s is required (it becomes --descheduling-interval)",
                              field="volcano.interval", value=request.interval)
     flavor.refuse_dry_run_when_automatic(request, "volcano")
+    flavor.refuse_other_installs_objects(session, request.name, "volcano")
     document = policy_document(request.policy, DEFAULT_POLICY)
     problems = volcano_policy.load_aware_problems(document)
     try:

@@ -74,7 +74,8 @@ class Change(Protocol):
         ``changes``, ``diff`` (one, or a list), ``msg``; raise a FleetError when it does not."""
 
     def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
-        """Put ``last_good`` back (None: remove what the rollout created) and wait for it: ``changed``, ``msg``."""
+        """Put ``last_good`` back (None: remove what the rollout created) and wait for it: ``changed``, ``msg``,
+        and ``left_in_place``: why each object modified by someone else since the change was left as it is."""
 
     def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
         """What is wrong with what was changed on ``target`` (the operand gate): empty when it runs as it should."""
@@ -181,9 +182,10 @@ class Rollout:
             outcome.status = ROLLBACK_FAILED
             outcome.rollback = {"ok": False, "changed": None, "error": error.user_message()}
             return
-        outcome.status = ROLLED_BACK if not after else ROLLBACK_FAILED
-        outcome.rollback = {"ok": not after, "changed": bool(result.get("changed")), "msg": result.get("msg"),
-                            "breaches_after": after}
+        left = result.get("left_in_place") or []  # not as the change left it: someone else's now, not ours to undo
+        outcome.status = ROLLED_BACK if not after and not left else ROLLBACK_FAILED
+        outcome.rollback = {"ok": not after and not left, "changed": bool(result.get("changed")),
+                            "msg": result.get("msg"), "breaches_after": after, "left_in_place": left}
 
     # ---- one group ------------------------------------------------------------------------------------------------
 

@@ -8,11 +8,17 @@ cluster had it (None: none of them was there):
   package's CSVs (by name only: OLM makes them) and the ``cluster`` KubeDescheduler;
 - upstream and volcano: their namespace, ServiceAccount, ClusterRole and binding, policy ConfigMap and Deployment (and
   the upstream CronJob).
-A restore deletes what exists now and was not recorded (what the rollout created, never anything else; no CSV while
-the recorded Subscription stays: ``created_by_the_rollout``), waits until it is gone, writes each recorded object back
-as it was (a missing Subscription through the operator module's install, so that OLM installs the recorded CSV again)
-and waits until the operand gate passes. OLM never downgrades an operator: after an upgrade the Subscription is put
-back, and a CSV other than the recorded one still installed is a failed rollback, to be handled by hand.
+Before anything is recorded, a ClusterRole or ClusterRoleBinding of the upstream or Volcano descheduler's name that
+another install owns is refused (operator/descheduler_config.py). What the change creates is labelled with its id
+(the rollout's ``run_id``), and what it left is remembered (the generation or resourceVersion of each object as its
+last write or read returned it: operator/objects.py ``marker``). A restore deletes what exists now and was not
+recorded (what the rollout created, never anything else; no CSV while the recorded Subscription stays:
+``created_by_the_rollout``; a namespace only while it holds nothing the change did not create), waits until it is
+gone, writes each recorded object back as it was (a missing Subscription through the operator module's install, so
+that OLM installs the recorded CSV again) and waits until the operand gate passes. An object modified by someone else
+since the change left it is neither deleted nor restored: it stays, and the restore reports it (``left_in_place``).
+OLM never downgrades an operator: after an upgrade the Subscription is put back, and a CSV other than the recorded
+one still installed is a failed rollback, to be handled by hand.
 
 The record lives in ``kube-system`` (key ``operator.json``): removing the operator removes its namespace.
 """
@@ -22,6 +28,7 @@ from __future__ import annotations
 import copy
 from functools import partial
 from typing import Any, Collection, Mapping, Optional
+from uuid import uuid4
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import OLM_ARG_SPEC
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
@@ -32,8 +39,12 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args im
     VOLCANO_ARG_SPEC,
     defaults,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.descheduler_config import (
+    refuse_other_installs_objects,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import WaitTimeout
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import (
+    CHANGE_LABEL,
     KUBEDESCHEDULER_CRD,
     KUBEDESCHEDULER_NAME,
     OPERATOR_DEPLOYMENT,
@@ -41,12 +52,16 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names i
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.olm import find_subscription
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.ownership import (
+    foreign_objects,
+    modified_since,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.uninstall import package_csvs
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_gone
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.controller import Target
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.gates import operand_breaches
-from ansible_collections.descheduler.fleet.plugins.module_utils.runner.operator import run_operator
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.operator import dispatch, run_session
 
 OPERATOR_RECORD_KEY = "operator.json"
 RECORD_NAMESPACE = "kube-system"  # never removed: the operator's own namespace goes with an uninstall
@@ -176,6 +191,11 @@ class OperatorChange:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.wait_sleep = float(params.get("wait_sleep") or 5)
+        # on what the change creates: a rollback deletes a namespace only while nothing else lives in it
+        self.change_labels = {CHANGE_LABEL: str(params.get("run_id") or "") or f"rollout-{uuid4().hex[:12]}"}
+        # by cluster: the marker of each object the change wrote as it left it (None: deleted); absent when the
+        # change ran in another process: then a restore writes back every recorded object
+        self.left_by_cluster: dict[str, dict[str, Optional[str]]] = {}
 
     # ---- what the cluster has -------------------------------------------------------------------------------------
 
@@ -183,6 +203,8 @@ class OperatorChange:
         """``flavor``, ``objects`` (kind, name, namespace and the body to restore, None for a CSV) and the
         Subscription's ``installed_csv``; None when none of the flavor's objects exists."""
         session = ClusterSession(api_client)
+        if target.desired["flavor"] != "olm" and target.desired["state"] == "present":
+            refuse_other_installs_objects(session, _flavor_options(target.desired)["name"], target.desired["flavor"])
         objects, installed_csv = [], None
         for ref in managed_refs(session, target.desired):
             found = session.read(ref)
@@ -200,13 +222,28 @@ class OperatorChange:
 
     def _run(self, target: Target, options: Mapping[str, Any], timeout: float, check_mode: bool) -> dict[str, Any]:
         params = {**target.params, **options, "wait": True, "wait_timeout": timeout, "wait_sleep": self.wait_sleep}
-        result = run_operator(params, check_mode, want_diff=True)
+        result = self._run_module(target.name, params, check_mode)
         if result.get("failed"):
             raise RolloutError(result.get("msg") or "the operator module failed", result.get("field") or "",
                                result.get("value"))
         return result
 
+    def _run_module(self, cluster: str, params: Mapping[str, Any], check_mode: bool) -> dict[str, Any]:
+        """The operator module's runner (runner/operator.py ``run_operator``) with a session that labels what it
+        creates with the change's id; what it left (succeeded or not) is remembered for a rollback."""
+        api_client, identity = connect_to_intended_cluster(params)
+        try:
+            session = ClusterSession(api_client, check_mode=check_mode, want_diff=True,
+                                     created_labels=self.change_labels)
+            result = {"flavor": params["flavor"], "state": params["state"], "check_mode": check_mode,
+                      "cluster_identity": identity.as_dict()}
+            return run_session(session, partial(dispatch, session, params), result)
+        finally:
+            self.left_by_cluster[cluster] = {**self.left_by_cluster.get(cluster, {}), **session.left}
+            api_client.close()
+
     def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
+        self.left_by_cluster.pop(target.name, None)
         result = self._run(target, target.desired, timeout, check_mode)
         if not check_mode and target.desired["state"] == "present":
             self._wait_healthy(target, Waiter(timeout=timeout, interval=self.wait_sleep))
@@ -236,22 +273,47 @@ class OperatorChange:
         api_client = connect_to_intended_cluster(target.params)[0]
         try:
             session = ClusterSession(api_client)
+            left = self.left_by_cluster.get(target.name)
             not_recorded = created_by_the_rollout(managed_refs(session, target.desired), recorded)
-            removed = [ref for ref in not_recorded if session.delete(STEP, ref)]
+            untouched = {str(ref): why for ref in [*not_recorded, *map(_ref, recorded.values())]
+                         if (why := modified_since(session, ref, left or {}))}
+            left_in_place = list(untouched.values())
+            namespaces = [ref for ref in not_recorded if ref.kind == "Namespace"]
+            removed = [ref for ref in not_recorded if ref.kind != "Namespace" and str(ref) not in untouched
+                       and session.delete(STEP, ref)]
             gone = list(removed)
             if self._removes_the_operator(removed):
                 gone.append(Ref("Deployment", OPERATOR_DEPLOYMENT, OPERATOR_NAMESPACE))  # collected with its CSV
             if gone:
                 wait_gone(session, STEP, gone, waiter)
-            reinstalled = self._put_back(session, target, list(recorded.values()), timeout)
+            kept = self._remove_namespaces(session, namespaces, waiter, removed)
+            # what the change did not write and is still there is as recorded, or someone else's change since
+            entries = [entry for key, entry in recorded.items() if key not in untouched
+                       and (left is None or key in left or session.read(_ref(entry)) is None)]
+            reinstalled = self._put_back(session, target, entries, timeout)
         finally:
             api_client.close()
         if last_good is not None:
             self._wait_healthy(target, waiter)
             self._check_installed_csv(target, last_good)
-        return {"changed": session.changed or reinstalled,
-                "msg": f"removed {len(removed)} object(s) the rollout created ({', '.join(map(str, removed))}); "
-                       f"{len(recorded)} recorded object(s) as they were"}
+        return {"changed": session.changed or reinstalled, "left_in_place": left_in_place,
+                "msg": "; ".join([f"removed {len(removed)} object(s) the rollout created "
+                                  f"({', '.join(map(str, removed))})",
+                                  f"{len(entries)} recorded object(s) as they were", *kept, *left_in_place])}
+
+    def _remove_namespaces(self, session: ClusterSession, namespaces: list[Ref], waiter: Waiter,
+                           removed: list[Ref]) -> list[str]:
+        """Delete each namespace the change created unless it holds objects the change did not create (someone
+        else's since the change: they stay, and so does the namespace); why each kept one stays."""
+        kept = []
+        for ref in namespaces:
+            others = foreign_objects(session, ref.name, self.change_labels)
+            if others:
+                kept.append(f"{ref} kept: it holds what the change did not create ({', '.join(others)})")
+            elif session.delete(STEP, ref):
+                removed.append(ref)
+                wait_gone(session, STEP, [ref], waiter)
+        return kept
 
     @staticmethod
     def _removes_the_operator(removed: list[Ref]) -> bool:

@@ -1,0 +1,260 @@
+"""A rollback takes back only what its change created or changed, as the change left it (docs/rolling-out.md,
+"Faults and what the next run does"): the rollout module's `kind: operator`, flavor upstream, on the session's control
+plane (the kubelet stand-in runs the descheduler's pod), through the module's runner (runner/rollout.py).
+
+The failing change is a first install whose Deployment cannot roll out: its pods ask for a PriorityClass that does
+not exist, so the API server refuses every pod and the progress deadline passes. While it waits (its Deployment
+exists, so every other object was written before), "another team" acts on the cluster from a thread: it creates a
+ConfigMap in the new namespace, or it edits the ClusterRole the change created. The deadline is many times what that
+one write takes. After each run the test compares the objects and their resourceVersions with before, then fixes the
+cause (creates the PriorityClass) and reruns: the same change converges, and what others made is still as they left it.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout import run_rollout
+from evict_helpers import node
+from standins.rest import Rest, path, wait_until
+
+RECORD = path("v1", "configmaps", "kube-system", "descheduler-fleet-last-good")
+DEADLINE = 30  # seconds: the failing install's progress deadline, far above the other team's one write
+
+
+class Install:
+    """One upstream descheduler's objects on the cluster, under a unique name and a new namespace."""
+
+    def __init__(self, rest: Rest, connection: dict[str, str]) -> None:
+        suffix = uuid.uuid4().hex[:8]
+        self.rest, self.connection = rest, connection
+        self.name, self.namespace, self.priority_class = f"desch-{suffix}", f"team-{suffix}", f"critical-{suffix}"
+
+    @property
+    def paths(self) -> dict[str, str]:
+        """What the install writes besides its namespace, by kind."""
+        return {
+            "ServiceAccount": path("v1", "serviceaccounts", self.namespace, self.name),
+            "ConfigMap": path("v1", "configmaps", self.namespace, self.name),
+            "Deployment": path("apps/v1", "deployments", self.namespace, self.name),
+            "ClusterRole": path("rbac.authorization.k8s.io/v1", "clusterroles", name=self.name),
+            "ClusterRoleBinding": path("rbac.authorization.k8s.io/v1", "clusterrolebindings", name=self.name),
+        }
+
+    @property
+    def namespace_path(self) -> str:
+        return path("v1", "namespaces", name=self.namespace)
+
+    def roll_out(self) -> dict[str, Any]:
+        cluster = {
+            "name": "c1",
+            "connection": self.connection,
+            "state": "present",
+            "operator": {
+                "flavor": "upstream",
+                "upstream": {
+                    "name": self.name,
+                    "namespace": self.namespace,
+                    "priority_class_name": self.priority_class,
+                },
+            },
+        }
+        return run_rollout(
+            {
+                "kind": "operator",
+                "clusters": [cluster],
+                "progress_deadline": DEADLINE,
+                "min_success_time": 2,
+                "gate_interval": 1,
+                "wait_sleep": 1,
+                "run_id": f"ownership-{self.name}",
+            },
+            check_mode=False,
+        )
+
+    def create_priority_class(self) -> None:
+        self.rest.create(
+            path("scheduling.k8s.io/v1", "priorityclasses"),
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": self.priority_class},
+                "value": 1000,
+            },
+        )
+
+    def versions(self) -> dict[str, str | None]:
+        """Each object's resourceVersion (None: absent), the namespace's included."""
+        found = {kind: self.rest.get(url) for kind, url in {**self.paths, "Namespace": self.namespace_path}.items()}
+        return {kind: (obj or {}).get("metadata", {}).get("resourceVersion") for kind, obj in found.items()}
+
+    def once_deployed(self, act: Callable[[], None]) -> threading.Thread:
+        """``act`` from another thread once the install's Deployment exists (everything else is written then)."""
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                wait_until(lambda: self.rest.get(self.paths["Deployment"]), 120, 0.2, "the install's Deployment")
+                act()
+            except BaseException as error:  # noqa: BLE001 - surfaced by the test through join_checked
+                errors.append(error)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.errors = errors  # type: ignore[attr-defined]
+        thread.start()
+        return thread
+
+
+def join_checked(thread: threading.Thread) -> None:
+    thread.join(timeout=120)
+    assert not thread.is_alive(), "the other team's thread did not finish"
+    assert not thread.errors, thread.errors  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def install(kube: Any) -> Iterator[Install]:
+    """An install's names on the session's cluster with a node; the record it writes in kube-system is removed at
+    the end (the cluster-scoped objects and the namespace go with the `kube` fixture's cleanup)."""
+    rest = Rest(kube.api_client())
+    if not rest.list(path("v1", "nodes")):
+        kube.load([node("worker-1")])
+    previous = rest.get(RECORD)
+    try:
+        yield Install(rest, {"kubeconfig": str(kube.kubeconfig), "context": kube.context})
+    finally:
+        if previous is None:
+            rest.delete(RECORD)
+        rest.api_client.close()
+
+
+def cluster_result(result: dict[str, Any]) -> dict[str, Any]:
+    return result["clusters"]["c1"]
+
+
+def converges(install: Install, others: dict[str, str]) -> None:
+    """The cause fixed, the same change again: installed and verified; ``others`` (url: resourceVersion) untouched."""
+    install.create_priority_class()
+    outcome = cluster_result(install.roll_out())
+    assert outcome["status"] == "succeeded" and outcome["soak"] == "verified", outcome
+    assert all(install.rest.get(url) is not None for url in install.paths.values())
+    for url, version in others.items():
+        assert install.rest.get(url)["metadata"]["resourceVersion"] == version, url
+    assert install.rest.get(RECORD)["metadata"]["annotations"]["descheduler.fleet/state"] == "verified"
+
+
+def test_a_failed_first_install_keeps_the_namespace_another_team_put_objects_in(install: Install) -> None:
+    notes_path = path("v1", "configmaps", install.namespace, "team-notes")
+    notes: dict[str, Any] = {}
+
+    def other_team() -> None:
+        notes.update(
+            install.rest.create(
+                path("v1", "configmaps", install.namespace),
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "team-notes"},
+                    "data": {"owner": "team"},
+                },
+            )
+        )
+
+    thread = install.once_deployed(other_team)
+    outcome = cluster_result(install.roll_out())
+    join_checked(thread)
+
+    assert outcome["status"] == "rolled_back", outcome
+    assert outcome["error"].startswith(f"progress deadline ({DEADLINE}s) exceeded")
+    assert outcome["last_good"] == {"present": False, "spec": None}
+    # what the change created is gone; the namespace and the other team's ConfigMap stay, as they were
+    assert {kind: version for kind, version in install.versions().items() if kind != "Namespace"} == dict.fromkeys(
+        install.paths
+    )
+    namespace = install.rest.get(install.namespace_path)
+    assert namespace is not None and namespace["metadata"].get("deletionTimestamp") is None
+    assert install.rest.get(notes_path)["metadata"]["resourceVersion"] == notes["metadata"]["resourceVersion"]
+    assert (
+        f"Namespace {install.namespace} kept: it holds what the change did not create "
+        f"(ConfigMap {install.namespace}/team-notes)"
+    ) in outcome["rollback"]["msg"]
+    # what the change created carried its id
+    assert namespace["metadata"]["labels"]["descheduler.fleet/change-id"] == f"ownership-{install.name}"
+
+    converges(
+        install,
+        {
+            notes_path: notes["metadata"]["resourceVersion"],
+            install.namespace_path: namespace["metadata"]["resourceVersion"],
+        },
+    )
+
+
+def test_an_object_modified_by_someone_else_since_the_change_is_left_and_reported(install: Install) -> None:
+    edited: dict[str, Any] = {}
+
+    def other_team() -> None:
+        def label(role: dict[str, Any]) -> None:
+            role["metadata"].setdefault("labels", {})["team.example/reviewed"] = "true"
+
+        edited.update(install.rest.change(install.paths["ClusterRole"], label))
+
+    thread = install.once_deployed(other_team)
+    outcome = cluster_result(install.roll_out())
+    join_checked(thread)
+
+    assert outcome["status"] == "rollback_failed", outcome
+    left = outcome["rollback"]["left_in_place"]
+    assert len(left) == 1 and left[0].startswith(
+        f"ClusterRole {install.name} was modified by someone else since "
+        f"the change (resourceVersion {edited['metadata']['resourceVersion']}"
+    )
+    after = install.versions()
+    assert after["ClusterRole"] == edited["metadata"]["resourceVersion"]  # left as the other team made it
+    assert {kind: version for kind, version in after.items() if kind != "ClusterRole"} == dict.fromkeys(
+        ["ServiceAccount", "ConfigMap", "Deployment", "ClusterRoleBinding", "Namespace"]
+    )
+    # the change's namespace held nothing else: it went with the rest
+    converges(install, {})
+    assert install.rest.get(install.paths["ClusterRole"])["metadata"]["labels"]["team.example/reviewed"] == "true"
+
+
+def test_a_cluster_role_of_another_install_is_refused_before_any_write(install: Install) -> None:
+    helm = {"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": "descheduler"}
+    role = install.rest.create(
+        path("rbac.authorization.k8s.io/v1", "clusterroles"),
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": install.name, "labels": helm},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+        },
+    )
+    binding = install.rest.create(
+        path("rbac.authorization.k8s.io/v1", "clusterrolebindings"),
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": install.name, "labels": helm},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": install.name},
+            "subjects": [{"kind": "ServiceAccount", "name": "descheduler", "namespace": "kube-system"}],
+        },
+    )
+    before = install.versions()
+    record_before = (install.rest.get(RECORD) or {}).get("metadata", {}).get("resourceVersion")
+    assert before["ClusterRole"] == role["metadata"]["resourceVersion"]
+    assert before["ClusterRoleBinding"] == binding["metadata"]["resourceVersion"]
+
+    for _run in range(2):  # a rerun refuses the same way and changes nothing either
+        outcome = cluster_result(install.roll_out())
+        assert outcome["status"] == "failed" and outcome["last_good"] is None and outcome["rollback"] is None
+        assert (
+            f"upstream.name: ClusterRole {install.name} already exists and belongs to another install (its "
+            "labels: app.kubernetes.io/instance=descheduler, app.kubernetes.io/managed-by=Helm;"
+        ) in outcome["error"]
+        assert "nothing was changed" in outcome["error"]
+        assert install.versions() == before
+        assert (install.rest.get(RECORD) or {}).get("metadata", {}).get("resourceVersion") == record_before
