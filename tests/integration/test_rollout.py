@@ -218,3 +218,40 @@ def test_a_misspelt_group_fails_before_any_cluster_changes(fleet: dict[str, Any]
             "or groups and no inventory group (did you mean 'canaries'?") in process.stdout
     for cluster in fleet.values():  # nothing written on any cluster
         assert get_kd(cluster) is None and record(cluster) is None
+
+
+def test_a_cluster_that_succeeded_beside_a_failed_one_is_reported_unsoaked(fleet: dict[str, Any],
+                                                                           tmp_path: Path) -> None:
+    """canary and prod-a in one mandatory group, changed at once: the canary's operator degrades under NEW (rolled
+    back, the group halts before its soak), prod-a takes NEW. prod-a keeps NEW unsoaked, and says so: in its record
+    (state unsoaked, BASE still its last good configuration), in the module's result and in the summary. Once the
+    canary's cause is gone, the same rollout converges: every cluster on NEW, verified."""
+    start_on_base(fleet, tmp_path)
+    canary = fleet["canary"].operator
+    canary.refusal = (DEGRADED_SCALE_TO_ZERO, "canary cannot run this configuration")
+    on_new_config(canary, lambda: None)
+    generation = get_kd(fleet["prod-b"])["metadata"]["generation"]
+    inventory = write_inventory(tmp_path, fleet, NEW_INTERVAL)
+    hosts = yaml.safe_load(inventory.read_text())
+    hosts["clusters"]["children"]["canaries"]["hosts"]["prod-a"] = {}  # prod-a beside the canary
+    del hosts["clusters"]["children"]["wave-1"]
+    inventory.write_text(yaml.safe_dump(hosts, sort_keys=False))
+
+    process = roll_out(inventory, groups=["wave-2"], max_concurrency=2)
+    assert process.returncode != 0, process.stdout[-6000:]
+    prod_a_record = record(fleet["prod-a"])
+    assert prod_a_record["state"] == "unsoaked" and prod_a_record["spec"]["deschedulingIntervalSeconds"] == 3600
+    assert interval(fleet["prod-a"]) == NEW_INTERVAL and interval(fleet["canary"]) == 3600
+    assert record(fleet["canary"])["state"] == "before-change"
+    assert "prod-a: ok, mode Predictive (changed); UNSOAKED: its group halted before the soak passed" in process.stdout
+    assert ("Rollout halted: group canaries: 1 cluster(s) failed (canary), over its max failures (0, a mandatory "
+            "group); changed but unsoaked: prod-a") in process.stdout
+    assert get_kd(fleet["prod-b"])["metadata"]["generation"] == generation
+
+    canary.refusal = None
+    again = roll_out(inventory, groups=["wave-2"], max_concurrency=2)
+    assert again.returncode == 0, again.stdout[-6000:]
+    assert "UNSOAKED" not in again.stdout
+    for cluster in fleet.values():
+        assert interval(cluster) == NEW_INTERVAL and record(cluster)["state"] == "verified"
+        assert record(cluster)["spec"]["deschedulingIntervalSeconds"] == NEW_INTERVAL

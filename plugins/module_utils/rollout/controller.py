@@ -6,7 +6,9 @@ clusters once the group's failures exceed ``max_failures`` (none for a mandatory
 ``max_failures_total``. Failed clusters go back to their last good configuration. Over a budget, the rollout halts:
 later groups are not touched. Otherwise the changed clusters soak for ``min_success_time`` while their gates are
 polled every ``gate_interval``; a breach rolls the breaching clusters back and halts the rollout; a passed soak
-records the new configuration as the last good one, and the next group starts. Earlier groups are kept.
+records the new configuration as the last good one, and the next group starts. Earlier groups are kept. A halted
+group's clusters that took the change were not soaked to the end: each says ``soak: unsoaked``, in the result and in
+its record, whose configuration stays the one before the change.
 
 What a change is (read the current configuration, apply the new one and wait, restore an old one) comes from a
 ``Change`` (runner/rollout.py has the KubeDescheduler's, runner/rollout_secondary_scheduler.py the secondary
@@ -39,6 +41,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.groups i
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.record import (
     BEFORE_CHANGE,
+    UNSOAKED,
     VERIFIED,
     record_value,
     write_record,
@@ -95,6 +98,7 @@ class Outcome:
     seconds: Optional[float] = None
     msg: Optional[str] = None
     diff: Optional[dict] = None
+    soak: Optional[str] = None  # verified, or unsoaked: changed in a group that halted before its soak passed
 
     @property
     def failed(self) -> bool:
@@ -247,6 +251,7 @@ class Rollout:
         for name in group.clusters:
             if self.outcomes[name].status != SUCCEEDED or self.check_mode:
                 continue
+            self.outcomes[name].soak = VERIFIED
             api_client = self.connect(self.targets[name].params)
             try:
                 write_record(api_client, self.change.namespace, self.change.record_key,
@@ -254,6 +259,31 @@ class Rollout:
                              state=VERIFIED)
             finally:
                 api_client.close()
+
+    def _record_unsoaked(self, group: DecisionGroup) -> None:
+        """The group halted: its clusters that took the change keep it unsoaked. Each says so, and so do its record
+        (which keeps the configuration from before the change as the last good one) and the halt reason."""
+        unsoaked = []
+        for name in group.clusters:
+            outcome = self.outcomes[name]
+            if outcome.status != SUCCEEDED or not outcome.changed or self.check_mode:
+                continue
+            outcome.soak = UNSOAKED
+            unsoaked.append(name)
+            before = outcome.last_good or {}
+            try:
+                api_client = self.connect(self.targets[name].params)
+                try:
+                    write_record(api_client, self.change.namespace, self.change.record_key,
+                                 before.get("spec") if before.get("present") else None, run_id=self.options.run_id,
+                                 state=UNSOAKED)
+                finally:
+                    api_client.close()
+            except FleetError as error:
+                if not (isinstance(error, ClusterApiError) and error.status == 404):  # 404: no namespace, no record
+                    outcome.msg = f"{outcome.msg or ''}; the record could not say unsoaked: {error.user_message()}"
+        if unsoaked:
+            self.halt_reason = f"{self.halt_reason}; changed but unsoaked: {', '.join(unsoaked)}"
 
     def _run_group(self, group: DecisionGroup) -> dict[str, Any]:
         allowed = 0 if group.mandatory else self.options.max_failures.of(len(group.clusters))
@@ -271,6 +301,7 @@ class Rollout:
             self.halt_reason = (f"group {group.name}: {failures} cluster(s) failed ({', '.join(failed)}), over "
                                 f"{which} max failures ({budget}{', a mandatory group' if group.mandatory else ''})"
                                 + (f"; {len(not_started)} not started" if not_started else ""))
+            self._record_unsoaked(group)
             return {**report, "status": FAILED, "failures": failures}
         soak_start = self.clock()
         breaches = self._soak(group)
@@ -283,6 +314,7 @@ class Rollout:
                 self._roll_back(name)
             self.halt_reason = f"group {group.name}: health gate breached on " + "; ".join(
                 f"{name}: {'; '.join(found)}" for name, found in breaches.items())
+            self._record_unsoaked(group)
             return {**report, "status": FAILED, "failures": self._group_failures(group), "breaches": breaches}
         self._record_verified(group)
         return {**report, "status": SUCCEEDED, "failures": failures}
@@ -324,7 +356,8 @@ class Rollout:
         counts = {status: sum(1 for o in outcomes if o["status"] == status)
                   for status in (SUCCEEDED, FAILED, ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED)}
         changed = sum(1 for o in outcomes if o["status"] == SUCCEEDED and o["changed"])
-        summary = {**counts, "changed": changed, "unchanged": counts[SUCCEEDED] - changed, "total": len(outcomes)}
+        summary = {**counts, "changed": changed, "unchanged": counts[SUCCEEDED] - changed, "total": len(outcomes),
+                   "unsoaked": sum(1 for o in outcomes if o["soak"] == UNSOAKED)}
         return {
             "changed": any(o["changed"] or (o["rollback"] or {}).get("changed") for o in outcomes),
             "halted": self.halt_reason is not None,
@@ -341,5 +374,6 @@ class Rollout:
         head = (f"rollout {'halted' if self.halt_reason else 'done'}: {summary['changed']} changed, "
                 f"{summary['unchanged']} unchanged, {summary[FAILED]} failed, {summary[ROLLED_BACK]} rolled back, "
                 f"{summary[ROLLBACK_FAILED]} rollback failed, {summary[NOT_STARTED]} not started "
-                f"(of {summary['total']})")
+                f"(of {summary['total']})" + (f"; {summary['unsoaked']} changed but unsoaked (the rollout halted "
+                                              "before their soak passed)" if summary["unsoaked"] else ""))
         return f"{head}. {self.halt_reason}" if self.halt_reason else head

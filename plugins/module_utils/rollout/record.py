@@ -3,9 +3,11 @@
 Before a cluster is changed, what it ran is written as ``descheduler-fleet-last-good`` in the namespace of the thing
 changed (labelled ``app.kubernetes.io/managed-by=descheduler.fleet``), one key per kind of configuration
 (``kubedescheduler.json``: ``{"present": bool, "spec": ...}``), with the run id and whether the configuration was
-verified by a passed soak (``verified``) or only recorded before a change (``before-change``). After the group's soak
-passes, the new configuration becomes the last good one. Rollback reads the record of its own run; the ConfigMap is
-there for a person (or a later run) to see what the fleet ran, and is never deleted by a rollback.
+verified by a passed soak (``verified``), only recorded before a change (``before-change``), or changed in a group
+that halted before its soak passed (``unsoaked``: the data is still the configuration from before the change). After
+the group's soak passes, the new configuration becomes the last good one. A rollback does not read this ConfigMap: it
+puts back what the controller kept in memory when it wrote it (the result's ``last_good``); the ConfigMap is there for
+a person (or a later run) to see what the fleet ran, and is never deleted by a rollback.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ STATE_ANNOTATION = "descheduler.fleet/state"
 RECORDED_ANNOTATION = "descheduler.fleet/recorded-at"
 BEFORE_CHANGE = "before-change"
 VERIFIED = "verified"
+UNSOAKED = "unsoaked"  # changed, but its group halted before the soak passed: the data is still the one before
 CONFLICT_RETRIES = 3
 
 
