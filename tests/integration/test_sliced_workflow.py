@@ -238,3 +238,28 @@ def test_the_s3_store_refuses_a_missing_bucket_before_anything_is_written(s3_ser
     checked = results["checked"]
     assert checked["failed"] is True and checked["field"] == "run_store.bucket"
     assert "cannot reach s3://no-such-bucket/" in checked["msg"] and "Check the bucket exists" in checked["msg"]
+
+
+def test_the_fleet_report_playbook_fails_after_its_summary_when_a_cluster_failed(tmp_path: Path) -> None:
+    """A run whose store holds a cluster whose dry run failed (saved as the dry_run role saves it):
+    playbooks/fleet_report.yml shows the summary, then ends non-zero naming the failure; run again, the same."""
+    from playbook import run_playbook
+
+    store = {"path": str(tmp_path / "store")}
+    failed = {"cluster": "broken", "ok": False, "error": "the API server did not answer", "report_dir": None,
+              "plan": None}
+    process, _results = run_tasks(tmp_path, [{"descheduler.fleet.run_store": {
+        "operation": "save_plan", "run_store": store, "run_id": "one-failed", "cluster": "broken", "slice": "s1",
+        "result": failed, "expected_cluster_uid": "2f0c4b1e-8d52-4c55-9d8e-3f1f6d2b7a10"}}])
+    assert process.returncode == 0, process.stdout[-4000:]
+
+    for attempt in range(2):
+        report_dir = tmp_path / f"report-{attempt}"
+        process = run_playbook(REPO / "playbooks" / "fleet_report.yml", "-e", json.dumps({
+            "descheduler_fleet_run_store": store, "descheduler_fleet_run_id": "one-failed",
+            "fleet_report_dir": str(report_dir)}))
+        text = process.stdout + process.stderr
+        assert process.returncode != 0, text[-4000:]
+        summary = text.index("clusters failed: 1")
+        assert text.index("1 cluster(s) of run one-failed failed; see", summary) > summary
+        assert (report_dir / "fleet-summary.md").exists()
