@@ -296,6 +296,7 @@ EXAMPLES = r"""
     inventory_groups: {canary: [canary-1]}
     max_concurrency: 25%
     max_failures: 10%
+    max_failures_total: 3  # else the fleet's budget (default 0) halts the rollout at its first failure
     progress_deadline: 10m
     min_success_time: 5m
     gates:
@@ -359,12 +360,15 @@ clusters:
       C(changed), C(changes), C(error), C(breaches), C(last_good) (C(present), C(spec) - what was recorded before the
       change; with O(kind=secondary_scheduler) C(spec) holds C(scheduler_config), C(config_map_name), C(scheduler_image)
       and C(log_level); with O(kind=operator) C(flavor), C(objects) and C(installed_csv)), C(rollback) (C(ok),
-      C(changed), C(msg) or C(error)), C(seconds), C(msg).
+      C(changed), C(msg) or C(error), C(breaches_after), C(left_in_place) - why each object someone else modified
+      since the change was left as it is), C(soak) (C(verified), or C(unsoaked) - changed in a group that halted
+      before its soak passed), C(seconds), C(msg).
   returned: always
   type: dict
 summary:
   description:
-    - Counts - C(changed), C(unchanged), C(failed), C(rolled_back), C(rollback_failed), C(not_started), C(total).
+    - Counts - C(changed), C(unchanged), C(failed), C(rolled_back), C(rollback_failed), C(not_started), C(total),
+      C(unsoaked).
   returned: always
   type: dict
 msg:
