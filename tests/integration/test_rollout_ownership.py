@@ -258,3 +258,66 @@ def test_a_cluster_role_of_another_install_is_refused_before_any_write(install: 
         assert "nothing was changed" in outcome["error"]
         assert install.versions() == before
         assert (install.rest.get(RECORD) or {}).get("metadata", {}).get("resourceVersion") == record_before
+
+
+# ---- kind kubedescheduler: the `cluster` KubeDescheduler, with the operator stand-in ---------------------------------
+
+KD = path("operator.openshift.io/v1", "kubedeschedulers", "openshift-kube-descheduler-operator", "cluster")
+SPEC = {"mode": "Predictive", "deschedulingIntervalSeconds": 1800, "profiles": ["AffinityAndTaints"]}
+
+
+def tune(connection: dict[str, str]) -> dict[str, Any]:
+    cluster = {"name": "c1", "connection": connection, "spec": SPEC}
+    return cluster_result(
+        run_rollout(
+            {
+                "kind": "kubedescheduler",
+                "clusters": [cluster],
+                "progress_deadline": DEADLINE,
+                "min_success_time": 2,
+                "gate_interval": 1,
+                "wait_sleep": 1,
+                "run_id": "ownership-tune",
+            },
+            check_mode=False,
+        )
+    )
+
+
+def test_a_kubedescheduler_modified_by_someone_else_since_the_change_is_left_and_reported(kube: Any) -> None:
+    """The first tune creates the KubeDescheduler, whose operand never becomes ready; while it waits, someone sets
+    another interval. The rollback would delete the KubeDescheduler (there was none): it leaves theirs and says so."""
+    from operator_support import descheduler_operator
+
+    connection = {"kubeconfig": str(kube.kubeconfig), "context": kube.context}
+    with descheduler_operator(kube, operand_ready=False) as operator:
+        rest = operator.rest
+        theirs: dict[str, Any] = {}
+
+        def other_team() -> None:
+            wait_until(lambda: rest.get(KD), 120, 0.2, "the KubeDescheduler")
+            theirs.update(rest.change(KD, lambda kd: kd["spec"].update(deschedulingIntervalSeconds=7200)))
+
+        thread = threading.Thread(target=other_team, daemon=True)
+        thread.start()
+        outcome = tune(connection)
+        thread.join(timeout=120)
+        assert theirs, "the other team's edit did not happen"
+
+        assert outcome["status"] == "rollback_failed", outcome
+        assert outcome["rollback"]["left_in_place"] == [
+            "KubeDescheduler openshift-kube-descheduler-operator/cluster was modified by someone else since the "
+            "change (its spec is not the one the change left); left as it is"
+        ]
+        kd = rest.get(KD)
+        assert kd["spec"]["deschedulingIntervalSeconds"] == 7200
+        assert kd["metadata"]["generation"] == theirs["metadata"]["generation"]
+
+        # the cause fixed (the operand's pods become ready once the operator makes them again): the change converges
+        operator.operand_ready = True
+        operand = path("apps/v1", "deployments", "openshift-kube-descheduler-operator", "descheduler")
+        rest.delete(operand)
+        wait_until(lambda: rest.get(operand) is None, 120, 0.2, "the never-ready operand to go")
+        again = tune(connection)
+        assert again["status"] == "succeeded" and again["soak"] == "verified", (again["error"], again["rollback"])
+        assert rest.get(KD)["spec"]["deschedulingIntervalSeconds"] == SPEC["deschedulingIntervalSeconds"]

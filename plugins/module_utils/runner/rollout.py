@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import OPERATOR_NAMESPACE
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import comparable
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import comparable, desired_spec
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.controller import Rollout, Target
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.gates import operand_breaches
@@ -45,6 +46,7 @@ class KubeDeschedulerChange:
         self.validation = {"field_validation": params.get("field_validation") or "Strict",
                            "fail_on_warnings": bool(params.get("fail_on_warnings"))}
         self.wait_sleep = float(params.get("wait_sleep") or 5)
+        self.written: dict[str, Optional[dict]] = {}  # by cluster: the spec the change wrote (None: it deleted it)
 
     def current(self, api_client: Any, target: Target) -> Optional[dict]:
         existing = read_kubedescheduler(api_client)
@@ -58,6 +60,8 @@ class KubeDeschedulerChange:
         state = target.desired.get("state") or "present"
         options = {**self.validation, "state": state, "spec": target.desired.get("spec") if state == "present"
                    else None}
+        if not check_mode:  # before the write: a failed wait must not lose what the change wrote
+            self.written[target.name] = comparable(desired_spec(options)[0]) if state == "present" else None
         result = self._run(target, options, timeout, check_mode)
         diff = result.get("diff")
         if diff:  # name the cluster in --diff output: one diff per cluster
@@ -66,12 +70,32 @@ class KubeDeschedulerChange:
         return {**result, "diff": diff if result.get("changed") else None}
 
     def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
+        modified = self._modified_since(target)
+        if modified:  # someone else's spec now: not the change's to take back
+            return {"changed": False, "left_in_place": [modified], "msg": modified}
         # The old spec ran on this cluster: warnings about it are no reason to leave the new one in place.
         if last_good is None:
             options = {"state": "absent"}
         else:
             options = {"state": "present", "spec": last_good, "field_validation": "Ignore", "fail_on_warnings": False}
         return self._run(target, options, timeout, check_mode=False)
+
+    def _modified_since(self, target: Target) -> Optional[str]:
+        """Why the ``cluster`` KubeDescheduler is no longer as the change wrote it (its spec, without the fields the
+        operator writes itself), or None; None too when the change ran in another process."""
+        if target.name not in self.written:
+            return None
+        api_client = connect_to_intended_cluster(target.params)[0]
+        try:
+            existing = read_kubedescheduler(api_client)
+        finally:
+            api_client.close()
+        now, wrote = comparable(existing.get("spec") or {}) if existing else None, self.written[target.name]
+        if now == wrote:
+            return None
+        what = "created again" if wrote is None else ("deleted" if now is None else "modified")
+        return (f"KubeDescheduler {OPERATOR_NAMESPACE}/cluster was {what} by someone else since the change (its spec "
+                "is not the one the change left); left as it is")
 
     def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
         """The operand gate: the descheduler rolled out and no Degraded condition (rollout/gates.py)."""
