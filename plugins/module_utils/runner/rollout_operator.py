@@ -11,7 +11,7 @@ cluster had it (None: none of them was there):
 Before anything is recorded, a ClusterRole or ClusterRoleBinding of the upstream or Volcano descheduler's name that
 another install owns is refused (operator/descheduler_config.py). What the change creates is labelled with its id
 (the rollout's ``run_id``), and what it left is remembered (the generation or resourceVersion of each object as its
-last write or read returned it: operator/objects.py ``marker``). A restore deletes what exists now and was not
+last write returned it: operator/objects.py ``marker``). A restore deletes what exists now and was not
 recorded (what the rollout created, never anything else; no CSV while the recorded Subscription stays:
 ``created_by_the_rollout``; a namespace only while it holds nothing the change did not create), waits until it is
 gone, writes each recorded object back as it was (a missing Subscription through the operator module's install, so
