@@ -31,6 +31,7 @@ extends_documentation_fragment:
   - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.cluster_identity
+  - descheduler.fleet.change_lock
   - descheduler.fleet.field_validation
   - descheduler.fleet.wait
 attributes:
@@ -284,6 +285,7 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CHANGE_LOCK_ARG_SPEC,
     CONNECTION_ARG_SPEC,
     FIELD_VALIDATION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
@@ -291,6 +293,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.change_lock import run_holding_change_lease
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.kubedescheduler import run_kubedescheduler
 
 NAMESPACES_SPEC = dict(included=dict(type="list", elements="str"), excluded=dict(type="list", elements="str"))
@@ -310,7 +313,7 @@ CUSTOMIZATIONS_SPEC = dict(
     dev_migration_history_window=dict(type="str"),
 )
 ARGUMENT_SPEC = argument_spec(
-    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, FIELD_VALIDATION_ARG_SPEC, WAIT_ARG_SPEC,
+    CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, CHANGE_LOCK_ARG_SPEC, FIELD_VALIDATION_ARG_SPEC, WAIT_ARG_SPEC,
     state=dict(type="str", choices=["present", "absent"], default="present"),
     spec=dict(type="dict"),
     legacy_spec=dict(type="dict"),
@@ -329,7 +332,7 @@ ARGUMENT_SPEC = argument_spec(
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("spec", "legacy_spec")],
                            supports_check_mode=True)
-    result = run_and_report(module, run_kubedescheduler, module.params, module.check_mode)
+    result = run_and_report(module, run_holding_change_lease, run_kubedescheduler, module.params, module.check_mode)
     for finding in result.get("validation_warnings", []):
         module.warn(finding["message"])
     for note in result.get("notes", []):

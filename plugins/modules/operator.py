@@ -46,6 +46,7 @@ extends_documentation_fragment:
   - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.cluster_identity
+  - descheduler.fleet.change_lock
   - descheduler.fleet.olm
   - descheduler.fleet.wait
 attributes:
@@ -354,6 +355,7 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CHANGE_LOCK_ARG_SPEC,
     CONNECTION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
     OLM_ARG_SPEC,
@@ -362,14 +364,17 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.args import OPERATOR_ARG_SPEC
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.change_lock import run_holding_change_lease
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.operator import run_operator
 
-ARGUMENT_SPEC = argument_spec(CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC, **OPERATOR_ARG_SPEC)
+ARGUMENT_SPEC = argument_spec(CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, CHANGE_LOCK_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC,
+                              **OPERATOR_ARG_SPEC)
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    finish(module, run_and_report(module, run_operator, module.params, module.check_mode, module._diff))
+    finish(module, run_and_report(module, run_holding_change_lease, run_operator, module.params, module.check_mode,
+                                  module._diff))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,10 @@ description:
     O(groups) or O(inventory_groups); a host of a named group in O(inventory_groups) must be a O(clusters[].name)."
   - "In each group, at most O(max_concurrency) clusters change at once, each within O(progress_deadline). Before a
     cluster is changed, the spec it runs is recorded in the cluster (ConfigMap C(descheduler-fleet-last-good) in
-    C(openshift-kube-descheduler-operator), key C(kubedescheduler.json)) and in the result (RV(clusters))."
+    C(openshift-kube-descheduler-operator), key C(kubedescheduler.json)) and in the result (RV(clusters)). The record
+    is the change's journal - each step is written before it is taken (C(intended), C(applied), C(soaking),
+    C(rolling-back), then C(verified), C(rolled-back) or C(interrupted)) and read back at the start of the next
+    change (O(on_interrupted))."
   - "A failed cluster is rolled back to that spec. When a group's failures exceed O(max_failures), or the fleet's
     exceed O(max_failures_total), the rollout halts: later groups are not touched, earlier ones are kept."
   - "Otherwise the changed clusters of the group soak for O(min_success_time) while O(gates) are polled every
@@ -257,6 +260,41 @@ options:
     description: Roll failed and breaching clusters back to their last good spec.
     type: bool
     default: true
+  lock_timeout:
+    description:
+      - "One change at a time per cluster: before its first write to a cluster the rollout takes the change Lease
+        C(kube-system/descheduler-fleet-change) (any other change of the collection holds it too - the
+        M(descheduler.fleet.kubedescheduler), M(descheduler.fleet.operator) and
+        M(descheduler.fleet.secondary_scheduler) modules), renews it, and gives it back once the cluster's group has
+        soaked and any rollback is over. It also refuses while an evict run holds C(kube-system/descheduler-fleet-evict)
+        (the evict role's C(evict_lease) example)."
+      - How long to wait for another holder (seconds or Go duration); 0 fails the cluster at once, naming the holder and
+        since when, before anything is written to it. Check mode takes no Lease but fails a cluster whose Lease is held.
+    type: raw
+    default: 0
+  on_interrupted:
+    description:
+      - What to do first on a cluster whose record shows a change that did not finish (a state other than
+        C(verified) or C(rolled-back) - C(intended), C(applied), C(soaking), C(rolling-back), C(interrupted)); the
+        configuration that change left is never taken as the last good one.
+      - C(fail) fails the cluster with the record shown, nothing written; C(rollback) puts the recorded last good
+        configuration back, then makes this change; C(resume) keeps what runs and makes this change, with the recorded
+        last good configuration as what a rollback goes back to.
+    type: str
+    choices: [fail, rollback, resume]
+    default: fail
+  interrupt_rollback:
+    description:
+      - On SIGINT, SIGTERM or SIGHUP to the module, or when the C(ansible-playbook) that started it goes away (an AWX
+        cancel), or when a change Lease is lost, no further cluster is started and the clusters mid-change or mid-soak
+        are rolled back within O(interrupt_grace) (with O(rollback)); those not rolled back by then are left as they
+        are, their status and record C(interrupted). False rolls nothing back on a cancel.
+    type: bool
+    default: true
+  interrupt_grace:
+    description: How long the rollbacks after a cancel may take, from the cancel (seconds or Go duration).
+    type: raw
+    default: 2m
   run_id:
     description: Names this rollout in the last-good record (for example the AWX job id).
     type: str
@@ -356,7 +394,8 @@ groups:
   elements: dict
 clusters:
   description:
-    - By cluster name - C(group), C(status) (succeeded, failed, rolled_back, rollback_failed, not_started),
+    - By cluster name - C(group), C(status) (succeeded, failed, rolled_back, rollback_failed, interrupted,
+      not_started), C(resolved) (what was done first with an unfinished change of an earlier run),
       C(changed), C(changes), C(error), C(breaches), C(last_good) (C(present), C(spec) - what was recorded before the
       change; with O(kind=secondary_scheduler) C(spec) holds C(scheduler_config), C(config_map_name), C(scheduler_image)
       and C(log_level); with O(kind=operator) C(flavor), C(objects) and C(installed_csv)), C(rollback) (C(ok),
@@ -367,8 +406,8 @@ clusters:
   type: dict
 summary:
   description:
-    - Counts - C(changed), C(unchanged), C(failed), C(rolled_back), C(rollback_failed), C(not_started), C(total),
-      C(unsoaked).
+    - Counts - C(changed), C(unchanged), C(failed), C(rolled_back), C(rollback_failed), C(interrupted),
+      C(not_started), C(total), C(unsoaked).
   returned: always
   type: dict
 msg:
@@ -430,6 +469,10 @@ ARGUMENT_SPEC = dict(
     field_validation=dict(type="str", choices=["Strict", "Warn", "Ignore"], default="Strict"),
     fail_on_warnings=dict(type="bool", default=False),
     wait_sleep=dict(type="float", default=5),
+    lock_timeout=dict(type="raw", default=0),
+    on_interrupted=dict(type="str", choices=["fail", "rollback", "resume"], default="fail"),
+    interrupt_rollback=dict(type="bool", default=True),
+    interrupt_grace=dict(type="raw", default="2m"),
 )
 
 

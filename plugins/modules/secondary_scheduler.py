@@ -37,6 +37,7 @@ extends_documentation_fragment:
   - descheduler.fleet.attributes
   - descheduler.fleet.connection
   - descheduler.fleet.cluster_identity
+  - descheduler.fleet.change_lock
   - descheduler.fleet.olm
   - descheduler.fleet.wait
 attributes:
@@ -262,6 +263,7 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import (
+    CHANGE_LOCK_ARG_SPEC,
     CONNECTION_ARG_SPEC,
     IDENTITY_ARG_SPEC,
     OLM_ARG_SPEC,
@@ -269,18 +271,21 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args imp
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_errors import run_and_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.module_support import argument_spec, finish
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.change_lock import run_holding_change_lease
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.secondary_scheduler import (
     run_secondary_scheduler,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_scheduler.options import SCHEDULER_ARG_SPEC
 
-ARGUMENT_SPEC = argument_spec(CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC, **SCHEDULER_ARG_SPEC)
+ARGUMENT_SPEC = argument_spec(CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, CHANGE_LOCK_ARG_SPEC, OLM_ARG_SPEC, WAIT_ARG_SPEC,
+                              **SCHEDULER_ARG_SPEC)
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
                            required_if=[("state", "present", ("scheduler_image",))])
-    finish(module, run_and_report(module, run_secondary_scheduler, module.params, module.check_mode, module._diff))
+    finish(module, run_and_report(module, run_holding_change_lease, run_secondary_scheduler, module.params,
+                                  module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -277,6 +277,7 @@ INSTALLER_BUT_SUBSCRIPTION_CREATE = [
                    "operatorconditions", "olmconfigs"]},
     {"apiGroups": ["operators.coreos.com"], "resources": ["subscriptions"],
      "verbs": ["get", "list", "watch", "update", "patch", "delete"]},
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
 ]
 
 

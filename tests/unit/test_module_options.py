@@ -31,6 +31,7 @@ GROUPS = {
     "field_validation": args.FIELD_VALIDATION_ARG_SPEC,
     "listing": args.LISTING_ARG_SPEC,
     "run_store": RUN_STORE_ARG_SPEC,
+    "change_lock": args.CHANGE_LOCK_ARG_SPEC,
 }
 
 

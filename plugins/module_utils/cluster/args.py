@@ -91,6 +91,11 @@ WAIT_ARG_SPEC: dict[str, dict] = {
     "wait_sleep": {"type": "int", "default": 5},
 }
 
+# One change at a time per cluster: how long to wait for the change Lease (doc fragment descheduler.fleet.change_lock).
+CHANGE_LOCK_ARG_SPEC: dict[str, dict] = {
+    "lock_timeout": {"type": "float", "default": 0},
+}
+
 # The OLM Subscription of an operator (doc fragment descheduler.fleet.olm).
 OLM_ARG_SPEC: dict[str, dict] = {
     "channel": {"type": "str", "default": "stable"},

@@ -58,6 +58,8 @@ class LeaseSettings:
     name: str = DEFAULT_NAME
     duration: int = 60
     renew_deadline: float = 40.0
+    holder_kind: str = "evict run"  # who holds this Lease, in the message a second run gets
+    rule: str = "only one run at a time may evict on this cluster"
 
     @property
     def renew_every(self) -> float:
@@ -104,10 +106,15 @@ class ClusterLease:
                         else "(lock_timeout is 0: not waiting)")
                 if cancelled():
                     wait = "and this run was cancelled while waiting"
-                raise LeaseBusy(f"Lease {self.settings.namespace}/{self.settings.name} is held by another evict run "
-                                f"({busy}) {wait}: only one run at a time may evict on this cluster. Wait for it to "
+                raise LeaseBusy(f"Lease {self.settings.namespace}/{self.settings.name} is held by another "
+                                f"{self.settings.holder_kind} ({busy}) {wait}: {self.settings.rule}. Wait for it to "
                                 "end, cancel it, or set lock_timeout to wait for it")
             self._done.wait(min(WAIT_SLICE, timeout - waited))
+
+    def holder_now(self) -> Optional[str]:
+        """Who holds the Lease now (a live holder other than this one), read only: None when it is free."""
+        lease = get_raw(self.api_client, self.path, kind="Lease")
+        return None if lease is None else self._holder_if_live(lease)
 
     def _try_acquire(self) -> Optional[str]:
         """None when taken; else who holds it (and until when)."""
@@ -176,12 +183,14 @@ class ClusterLease:
             return None  # its process is gone: no need to wait for the expiry
         who = _describe(identity, details)
         until = expires.strftime("%Y-%m-%dT%H:%M:%SZ")
-        return f"{who}; renewed {spec.get('renewTime')}, expires {until} unless renewed"
+        return (f"{who}; held since {spec.get('acquireTime')}, renewed {spec.get('renewTime')}, expires {until} "
+                "unless renewed")
 
     # ---- keep -------------------------------------------------------------------------------------------------------
 
     def start_renewing(self, on_lost: Callable[[str], None]) -> None:
-        self._renewer = threading.Thread(target=self._renew_loop, args=(on_lost,), name="evict-lease", daemon=True)
+        self._renewer = threading.Thread(target=self._renew_loop, args=(on_lost,), name=f"lease-{self.settings.name}",
+                                         daemon=True)
         self._renewer.start()
 
     def _renew_loop(self, on_lost: Callable[[str], None]) -> None:

@@ -15,11 +15,18 @@ What a change is (read the current configuration, apply the new one and wait, re
 scheduler's, runner/rollout_operator.py the operator's); the connections from ``connect``. Before the first group,
 the expected evictions gate's plans are checked against the rollout's clusters: each keyed by one of them, and made
 on the cluster each reachable one is.
+
+Each cluster's change is a transaction (transaction.py): its change Lease is held from before the first write until
+its group's soak and rollbacks are over, every step is written to its record first, and an unfinished change an
+earlier run left is resolved before this one (``on_interrupted``). A cancel (SIGINT/SIGTERM, the playbook gone, the
+Lease lost) starts no more clusters, rolls back those mid-change or mid-soak within ``interrupt_grace``, and marks
+the ones it could not ``interrupted``.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -32,6 +39,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Clock, Sleeper, Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import Cancellation
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.expected_evictions import (
     check_plan_identity,
     check_plans_name_clusters,
@@ -40,16 +48,27 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.gates im
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.groups import DecisionGroup
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.options import RolloutOptions
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.record import (
-    BEFORE_CHANGE,
+    APPLIED,
+    INTENDED,
+    INTERRUPTED,
+    ROLLED_BACK_STATE,
+    ROLLING_BACK,
+    SOAKING,
     UNSOAKED,
     VERIFIED,
     record_value,
-    write_record,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.transaction import (
+    HeldLeases,
+    check_mode_holder,
+    earlier_record,
+    journal,
+    refuse_unfinished,
 )
 
 # Cluster statuses, in the result.
-SUCCEEDED, FAILED, ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED = (
-    "succeeded", "failed", "rolled_back", "rollback_failed", "not_started")
+SUCCEEDED, FAILED, ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED, INTERRUPTED_STATUS = (
+    "succeeded", "failed", "rolled_back", "rollback_failed", "not_started", "interrupted")
 
 
 @dataclass
@@ -99,10 +118,11 @@ class Outcome:
     msg: Optional[str] = None
     diff: Optional[dict] = None
     soak: Optional[str] = None  # verified, or unsoaked: changed in a group that halted before its soak passed
+    resolved: Optional[str] = None  # what was done first with an unfinished change of an earlier run
 
     @property
     def failed(self) -> bool:
-        return self.status in (FAILED, ROLLED_BACK, ROLLBACK_FAILED)
+        return self.status in (FAILED, ROLLED_BACK, ROLLBACK_FAILED, INTERRUPTED_STATUS)
 
 
 Connect = Callable[[dict], Any]
@@ -115,9 +135,16 @@ def _connect(params: dict) -> Any:
 class Rollout:
     def __init__(self, options: RolloutOptions, groups: list[DecisionGroup], targets: dict[str, Target],
                  change: Change, *, check_mode: bool = False, connect: Connect = _connect,
-                 clock: Clock = time.monotonic, sleeper: Sleeper = time.sleep) -> None:
+                 clock: Clock = time.monotonic, sleeper: Optional[Sleeper] = None,
+                 cancellation: Optional[Cancellation] = None, holder: Optional[dict] = None) -> None:
         self.options, self.groups, self.targets, self.change = options, groups, targets, change
-        self.check_mode, self.connect, self.clock, self.sleeper = check_mode, connect, clock, sleeper
+        self.cancellation = cancellation or Cancellation()
+        self.check_mode, self.connect, self.clock = check_mode, connect, clock
+        self.sleeper = sleeper or self.cancellation.event.wait  # a cancel ends a soak's wait at once
+        self.change_id = uuid.uuid4().hex[:12]  # this call's own: two runs may share a run_id
+        self.leases = HeldLeases(connect, holder or {}, self.change_id,
+                                 lambda reason: self.cancellation.cancel(reason, code="lease_lost"))
+        self.cancelled_at: Optional[float] = None
         self.outcomes = {name: Outcome(name, group.name) for group in groups for name in group.clusters}
         self.gates = {name: ClusterGates(options.gates, partial(change.operand_breaches, target=targets[name]),
                                          cluster=name)
@@ -132,18 +159,28 @@ class Rollout:
         if target.blocked:
             outcome.status, outcome.error = FAILED, target.blocked
             return
+        if self.cancellation.is_set():
+            return  # not started
         start = self.clock()
         try:
+            if not self.check_mode:
+                self.leases.take(name, target.params, self.options.lock_timeout, self.cancellation.is_set)
             api_client = self.connect(target.params)
             try:
-                before = self.change.current(api_client, target)
+                if self.check_mode:
+                    check_mode_holder(api_client, self.leases.holder, self.change_id)
+                last_good = self._resolve_earlier(api_client, name)
+                if last_good is None:
+                    last_good = record_value(self.change.current(api_client, target))
                 if not self.check_mode:
                     self.gates[name].take_baseline(api_client)
-                    self._record_before(api_client, before)
-                outcome.last_good = record_value(before)  # only now: a failure before it changed nothing to undo
+                    self._journal(name, INTENDED, last_good, api_client, intended=target.desired)
+                outcome.last_good = last_good  # only now: a failure before it changed nothing to undo
             finally:
                 api_client.close()
             result = self.change.apply(target, self.options.progress_deadline, self.check_mode)
+            if not self.check_mode:
+                self._journal(name, APPLIED, last_good, intended=target.desired)
         except FleetError as error:
             outcome.status, outcome.error = FAILED, self._failure_text(error, start)
         else:
@@ -152,15 +189,35 @@ class Rollout:
             outcome.diff = result.get("diff")
         outcome.seconds = round(self.clock() - start, 1)
 
-    def _record_before(self, api_client: Any, before: Optional[dict]) -> None:
-        """The last-good record; a cluster with nothing installed yet may lack its namespace: then there is nothing
-        to keep but the fact, which the result holds (``last_good.present`` false)."""
+    def _resolve_earlier(self, api_client: Any, name: str) -> Optional[dict]:
+        """An earlier change that did not finish, resolved per ``on_interrupted`` before anything else: its
+        recorded last good configuration (what this change goes back to), or None when there is none."""
+        record = earlier_record(api_client, self.change.namespace, self.change.record_key)
+        if record is None:
+            return None
+        if self.options.on_interrupted == "fail":
+            raise refuse_unfinished(record, self.change.namespace)
+        last_good = {"present": bool(record.get("present")), "spec": record.get("spec")}
+        outcome = self.outcomes[name]
+        outcome.resolved = (f"{self.options.on_interrupted}: the record showed {record.get('state')} "
+                            f"(run {record.get('run_id')!r}, {record.get('at')})")
+        if self.options.on_interrupted == "rollback" and not self.check_mode:
+            self._journal(name, ROLLING_BACK, last_good, api_client)
+            self.change.restore(self.targets[name], last_good["spec"] if last_good["present"] else None,
+                                self.options.progress_deadline)
+            self._journal(name, ROLLED_BACK_STATE, last_good, api_client)
+        return last_good
+
+    def _journal(self, name: str, state: str, last_good: dict, api_client: Any = None,
+                 intended: Optional[dict] = None) -> None:
+        """The record's next step, written before it is taken."""
+        client = api_client or self.connect(self.targets[name].params)
         try:
-            write_record(api_client, self.change.namespace, self.change.record_key, before,
-                         run_id=self.options.run_id, state=BEFORE_CHANGE)
-        except ClusterApiError as error:
-            if not (before is None and error.status == 404):
-                raise
+            journal(client, self.change.namespace, self.change.record_key, last_good, state,
+                    run_id=self.options.run_id, change_id=self.change_id, intended=intended)
+        finally:
+            if api_client is None:
+                client.close()
 
     def _failure_text(self, error: FleetError, start: float) -> str:
         text = error.user_message()
@@ -168,15 +225,16 @@ class Rollout:
             return f"progress deadline ({self.options.progress_deadline:g}s) exceeded: {text}"
         return text
 
-    def _roll_back(self, name: str) -> None:
+    def _roll_back(self, name: str, timeout: Optional[float] = None) -> None:
         """Back to the configuration recorded before the change, then the operand gate once more (the workloads
         may take longer to recover than the operand: they are the next run's baseline, not a rollback failure)."""
         outcome, target = self.outcomes[name], self.targets[name]
         if not self.options.rollback or self.check_mode or outcome.last_good is None:
             return  # nothing was recorded, so nothing was changed
         try:
+            self._journal(name, ROLLING_BACK, outcome.last_good)
             last_good = outcome.last_good["spec"] if outcome.last_good["present"] else None
-            result = self.change.restore(target, last_good, self.options.progress_deadline)
+            result = self.change.restore(target, last_good, timeout or self.options.progress_deadline)
             api_client = self.connect(target.params)
             try:
                 after = self.change.operand_breaches(api_client, target) if self.options.gates.operand else []
@@ -188,8 +246,37 @@ class Rollout:
             return
         left = result.get("left_in_place") or []  # not as the change left it: someone else's now, not ours to undo
         outcome.status = ROLLED_BACK if not after and not left else ROLLBACK_FAILED
+        if outcome.status == ROLLED_BACK:  # else the record keeps saying rolling-back: the next run resolves it
+            self._journal_quietly(name, ROLLED_BACK_STATE, outcome.last_good)
         outcome.rollback = {"ok": not after and not left, "changed": bool(result.get("changed")),
                             "msg": result.get("msg"), "breaches_after": after, "left_in_place": left}
+
+    def _journal_quietly(self, name: str, state: str, last_good: dict) -> None:
+        """A step written after the cluster acted: when the record cannot be written, the result says so."""
+        try:
+            self._journal(name, state, last_good)
+        except FleetError as error:
+            self.outcomes[name].msg = f"the record could not be updated to {state}: {error.user_message()}"
+
+    def _interrupt(self, group: DecisionGroup) -> None:
+        """Cancelled: roll back the group's clusters mid-change or mid-soak within the grace period (from the
+        cancel); mark those it cannot ``interrupted``, in the record too."""
+        if self.cancelled_at is None:
+            self.cancelled_at = self.clock()
+        self.halt_reason = self.cancellation.reason or "cancelled"
+        for name in group.clusters:
+            outcome = self.outcomes[name]
+            if outcome.last_good is None or outcome.status in (ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED):
+                continue
+            outcome.error = f"{self.halt_reason} (mid-change or mid-soak)"
+            remaining = self.cancelled_at + self.options.interrupt_grace - self.clock()
+            if self.options.interrupt_rollback and self.options.rollback and remaining > 0:
+                outcome.status = FAILED
+                self._roll_back(name, timeout=remaining)
+                if outcome.status == ROLLED_BACK:
+                    continue
+            outcome.status = INTERRUPTED_STATUS
+            self._journal_quietly(name, INTERRUPTED, outcome.last_good)
 
     # ---- one group ------------------------------------------------------------------------------------------------
 
@@ -202,7 +289,8 @@ class Rollout:
         pending, in_flight = list(group.clusters), {}  # type: list[str], dict[Future, str]
         with ThreadPoolExecutor(max_workers=limit) as pool:
             while pending or in_flight:
-                over = self._group_failures(group) > allowed or self._failures() > allowed_total
+                over = (self._group_failures(group) > allowed or self._failures() > allowed_total
+                        or self.cancellation.is_set())
                 while pending and len(in_flight) < limit and not over:
                     name = pending.pop(0)
                     in_flight[pool.submit(self._change_one, name)] = name
@@ -223,6 +311,8 @@ class Rollout:
                    and self.outcomes[name].changed]
         if self.check_mode or not soaking:
             return {}
+        for name in soaking:
+            self._journal(name, SOAKING, self.outcomes[name].last_good)
         start = self.clock()
 
         def observe() -> tuple[float, dict[str, list[str]]]:
@@ -230,7 +320,8 @@ class Rollout:
             return self.clock() - start, {name: found for name, found in breaches.items() if found}
 
         def done(observed: tuple[float, dict[str, list[str]]]) -> bool:
-            return bool(observed[1]) or observed[0] >= self.options.min_success_time
+            return (bool(observed[1]) or observed[0] >= self.options.min_success_time
+                    or self.cancellation.is_set())
 
         waiter = Waiter(timeout=self.options.min_success_time + self.options.gate_interval,
                         interval=self.options.gate_interval, clock=self.clock, sleep=self.sleeper)
@@ -254,9 +345,8 @@ class Rollout:
             self.outcomes[name].soak = VERIFIED
             api_client = self.connect(self.targets[name].params)
             try:
-                write_record(api_client, self.change.namespace, self.change.record_key,
-                             self.change.current(api_client, self.targets[name]), run_id=self.options.run_id,
-                             state=VERIFIED)
+                self._journal(name, VERIFIED, record_value(self.change.current(api_client, self.targets[name])),
+                              api_client)
             finally:
                 api_client.close()
 
@@ -270,15 +360,8 @@ class Rollout:
                 continue
             outcome.soak = UNSOAKED
             unsoaked.append(name)
-            before = outcome.last_good or {}
             try:
-                api_client = self.connect(self.targets[name].params)
-                try:
-                    write_record(api_client, self.change.namespace, self.change.record_key,
-                                 before.get("spec") if before.get("present") else None, run_id=self.options.run_id,
-                                 state=UNSOAKED)
-                finally:
-                    api_client.close()
+                self._journal(name, UNSOAKED, outcome.last_good or record_value(None))
             except FleetError as error:
                 if not (isinstance(error, ClusterApiError) and error.status == 404):  # 404: no namespace, no record
                     outcome.msg = f"{outcome.msg or ''}; the record could not say unsoaked: {error.user_message()}"
@@ -291,6 +374,9 @@ class Rollout:
         report: dict[str, Any] = {"name": group.name, "clusters": list(group.clusters), "mandatory": group.mandatory,
                                   "allowed_failures": allowed, "breaches": {}}
         not_started = self._change_group(group, allowed, allowed_total)
+        if self.cancellation.is_set():
+            self._interrupt(group)
+            return {**report, "status": INTERRUPTED_STATUS, "failures": self._group_failures(group)}
         failed = [name for name in group.clusters if self.outcomes[name].status == FAILED]
         for name in failed:
             self._roll_back(name)
@@ -306,6 +392,9 @@ class Rollout:
         soak_start = self.clock()
         breaches = self._soak(group)
         report["soak_seconds"] = round(self.clock() - soak_start, 1)
+        if self.cancellation.is_set():
+            self._interrupt(group)
+            return {**report, "status": INTERRUPTED_STATUS, "failures": self._group_failures(group)}
         if breaches:
             for name, found in breaches.items():
                 self.outcomes[name].breaches = found
@@ -348,19 +437,23 @@ class Rollout:
                 self.group_reports.append({"name": group.name, "clusters": list(group.clusters),
                                            "mandatory": group.mandatory, "status": NOT_STARTED})
                 continue
-            self.group_reports.append(self._run_group(group))
+            try:
+                self.group_reports.append(self._run_group(group))
+            finally:
+                self.leases.release(list(group.clusters))  # its soak and rollbacks are over
         return self.result()
 
     def result(self) -> dict[str, Any]:
         outcomes = [asdict(outcome) for outcome in self.outcomes.values()]
         counts = {status: sum(1 for o in outcomes if o["status"] == status)
-                  for status in (SUCCEEDED, FAILED, ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED)}
+                  for status in (SUCCEEDED, FAILED, ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED, INTERRUPTED_STATUS)}
         changed = sum(1 for o in outcomes if o["status"] == SUCCEEDED and o["changed"])
         summary = {**counts, "changed": changed, "unchanged": counts[SUCCEEDED] - changed, "total": len(outcomes),
                    "unsoaked": sum(1 for o in outcomes if o["soak"] == UNSOAKED)}
         return {
             "changed": any(o["changed"] or (o["rollback"] or {}).get("changed") for o in outcomes),
             "halted": self.halt_reason is not None,
+            "cancelled": self.cancellation.is_set(),
             "halt_reason": self.halt_reason,
             "groups": self.group_reports,
             "clusters": {o["cluster"]: {key: value for key, value in o.items() if key != "diff"} for o in outcomes},
@@ -373,7 +466,8 @@ class Rollout:
     def _message(self, summary: dict[str, int]) -> str:
         head = (f"rollout {'halted' if self.halt_reason else 'done'}: {summary['changed']} changed, "
                 f"{summary['unchanged']} unchanged, {summary[FAILED]} failed, {summary[ROLLED_BACK]} rolled back, "
-                f"{summary[ROLLBACK_FAILED]} rollback failed, {summary[NOT_STARTED]} not started "
+                f"{summary[ROLLBACK_FAILED]} rollback failed, {summary[INTERRUPTED_STATUS]} interrupted, "
+                f"{summary[NOT_STARTED]} not started "
                 f"(of {summary['total']})" + (f"; {summary['unsoaked']} changed but unsoaked (the rollout halted "
                                               "before their soak passed)" if summary["unsoaked"] else ""))
         return f"{head}. {self.halt_reason}" if self.halt_reason else head

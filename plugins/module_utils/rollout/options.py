@@ -87,6 +87,22 @@ class RolloutOptions:
     rollback: bool
     gates: GateOptions
     run_id: str
+    lock_timeout: float = 0.0  # seconds to wait for another change (or an evict run) on a cluster; 0: fail at once
+    on_interrupted: str = "fail"  # what to do first with a cluster whose record shows an unfinished change
+    interrupt_rollback: bool = True  # on SIGINT/SIGTERM, roll back the clusters mid-change or mid-soak
+    interrupt_grace: float = 120.0  # seconds those rollbacks have, from the cancel
+
+
+ON_INTERRUPTED = ("fail", "rollback", "resume")
+
+
+def _on_interrupted(value: Any) -> str:
+    if value not in ON_INTERRUPTED:
+        raise RolloutError(f"on_interrupted: {value!r} is not one of {', '.join(ON_INTERRUPTED)}; give fail (stop and "
+                           "show the record), rollback (put its last good configuration back first) or resume (keep "
+                           "what runs, with the recorded last good configuration to go back to)", "on_interrupted",
+                           value)
+    return value
 
 
 def _int_at_least(value: Any, field: str, low: int) -> int:
@@ -133,4 +149,8 @@ def rollout_options(params: Mapping[str, Any]) -> RolloutOptions:
         rollback=bool(_given(params, "rollback", True)),
         gates=gate_options(params.get("gates")),
         run_id=str(params.get("run_id") or ""),
+        lock_timeout=parse_seconds(_given(params, "lock_timeout", 0), "lock_timeout"),
+        on_interrupted=_on_interrupted(_given(params, "on_interrupted", "fail")),
+        interrupt_rollback=bool(_given(params, "interrupt_rollback", True)),
+        interrupt_grace=parse_seconds(_given(params, "interrupt_grace", "2m"), "interrupt_grace"),
     )

@@ -1,13 +1,16 @@
-"""The last good configuration of a cluster, kept in the cluster itself: a ConfigMap the collection owns.
+"""The change's journal, kept in the cluster itself: a ConfigMap the collection owns.
 
-Before a cluster is changed, what it ran is written as ``descheduler-fleet-last-good`` in the namespace of the thing
-changed (labelled ``app.kubernetes.io/managed-by=descheduler.fleet``), one key per kind of configuration
-(``kubedescheduler.json``: ``{"present": bool, "spec": ...}``), with the run id and whether the configuration was
-verified by a passed soak (``verified``), only recorded before a change (``before-change``), or changed in a group
-that halted before its soak passed (``unsoaked``: the data is still the configuration from before the change). After
-the group's soak passes, the new configuration becomes the last good one. A rollback does not read this ConfigMap: it
-puts back what the controller kept in memory when it wrote it (the result's ``last_good``); the ConfigMap is there for
-a person (or a later run) to see what the fleet ran, and is never deleted by a rollback.
+``descheduler-fleet-last-good`` in the namespace of the thing changed (labelled
+``app.kubernetes.io/managed-by=descheduler.fleet``) holds one key per kind of configuration (``kubedescheduler.json``
+...). Each key is ``{"present", "spec"}``, the last good configuration (what a rollback puts back), with the step the
+change on that key reached, written before the step is taken (``state``): ``intended`` (about to apply ``intended``),
+``applied``, ``soaking``, ``rolling-back``, then ``verified`` (a passed soak: ``spec`` is now the new configuration),
+``rolled-back`` (``spec`` runs again), ``interrupted`` (cancelled and not rolled back within the grace period) or
+``unsoaked`` (changed in a group that halted before its soak passed: ``spec`` is still the configuration before).
+The run id and the change's own id (one per rollout call) are kept with it; the ConfigMap's annotations repeat the
+last step for a person reading it. The next change reads the record before anything else: a state that is neither
+``verified`` nor ``rolled-back`` is an unfinished change, resolved first (``on_interrupted``), and the configuration
+it left is never taken as the last good one. A rollback never deletes the record.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "descheduler.fleet"}
 RUN_ANNOTATION = "descheduler.fleet/run-id"
 STATE_ANNOTATION = "descheduler.fleet/state"
 RECORDED_ANNOTATION = "descheduler.fleet/recorded-at"
-BEFORE_CHANGE = "before-change"
-VERIFIED = "verified"
+BEFORE_CHANGE = "before-change"  # written by releases before the journal: an unfinished change
+INTENDED, APPLIED, SOAKING, VERIFIED = "intended", "applied", "soaking", "verified"
+ROLLING_BACK, ROLLED_BACK_STATE, INTERRUPTED = "rolling-back", "rolled-back", "interrupted"
+SETTLED = (VERIFIED, ROLLED_BACK_STATE)  # any other state is a change that did not finish
 UNSOAKED = "unsoaked"  # changed, but its group halted before the soak passed: the data is still the one before
 CONFLICT_RETRIES = 3
 
@@ -44,25 +49,27 @@ def record_value(config: Optional[dict]) -> dict[str, Any]:
     return {"present": config is not None, "spec": config}
 
 
-def _configmap(namespace: str, key: str, config: Optional[dict], run_id: str, state: str,
-               existing: Optional[dict]) -> dict:
+def _configmap(namespace: str, key: str, entry: dict, run_id: str, state: str, existing: Optional[dict]) -> dict:
     new = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": RECORD_NAME, "namespace": namespace}}
     body = existing or new
     metadata = body["metadata"]
     metadata["labels"] = {**(metadata.get("labels") or {}), **MANAGED_BY}
     metadata["annotations"] = {**(metadata.get("annotations") or {}), RUN_ANNOTATION: run_id, STATE_ANNOTATION: state,
                                RECORDED_ANNOTATION: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    body["data"] = {**(body.get("data") or {}), key: json.dumps(record_value(config), sort_keys=True)}
+    body["data"] = {**(body.get("data") or {}), key: json.dumps(entry, sort_keys=True)}
     return body
 
 
 def write_record(api_client: Any, namespace: str, key: str, config: Optional[dict], *, run_id: str,
-                 state: str) -> dict:
-    """Create or update the record's ``key`` (other keys kept); a conflicting writer makes it re-read and retry."""
+                 state: str, change_id: Optional[str] = None, intended: Optional[dict] = None) -> dict:
+    """Create or update the record's ``key`` (other keys kept): ``config`` is the last good configuration, ``state``
+    the step about to be taken; a conflicting writer makes it re-read and retry."""
     path = record_path(namespace)
+    entry = {**record_value(config), "state": state, "run_id": run_id, "change_id": change_id,
+             "intended": intended, "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     for attempt in range(CONFLICT_RETRIES):
         existing = get_raw(api_client, path, kind="ConfigMap")
-        body = _configmap(namespace, key, config, run_id, state, existing)
+        body = _configmap(namespace, key, entry, run_id, state, existing)
         try:
             if existing is None:
                 return post_raw(api_client, resource_path("v1", "configmaps", namespace), body, kind="ConfigMap")
@@ -74,10 +81,18 @@ def write_record(api_client: Any, namespace: str, key: str, config: Optional[dic
 
 
 def read_record(api_client: Any, namespace: str, key: str) -> Optional[dict[str, Any]]:
-    """The stored ``{"present", "spec"}`` with the run and state, or None when nothing was recorded."""
+    """The stored ``{"present", "spec"}`` with its ``state``, ``run_id``, ``change_id``, ``intended`` and ``at``, or
+    None when nothing was recorded (a record of an older release has its state in the annotations only)."""
     configmap = get_raw(api_client, record_path(namespace), kind="ConfigMap")
     text = ((configmap or {}).get("data") or {}).get(key)
     if not text:
         return None
     annotations = (configmap.get("metadata") or {}).get("annotations") or {}
-    return {**json.loads(text), "run_id": annotations.get(RUN_ANNOTATION), "state": annotations.get(STATE_ANNOTATION)}
+    entry = json.loads(text)
+    return {"run_id": annotations.get(RUN_ANNOTATION), **entry,
+            "state": entry.get("state") or annotations.get(STATE_ANNOTATION)}
+
+
+def unfinished(record: Optional[dict]) -> bool:
+    """A change that did not reach a settled state: its configuration is not a good one to go back to."""
+    return record is not None and record.get("state") not in SETTLED

@@ -9,6 +9,7 @@ from contextlib import ExitStack
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.access import Permission, denied
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.change_lease import refuse_during_a_change
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
     ClusterIdentity,
     check_same_cluster,
@@ -111,6 +112,8 @@ def _execute_alone(api_client: Any, targets: list[Target], options: ExecutorOpti
             lease = _take_lease(api_client, lease_params, holder, lock_timeout, cancellation)
             held.callback(lease.release)
             lease.start_renewing(lambda reason: cancellation.cancel(reason, code=LEASE_LOST))
+        if not options.check_mode:  # after our own Lease: a change starting now sees it (cluster/change_lease.py)
+            refuse_during_a_change(api_client, lease.identity if lease else _identity(holder), holder.as_dict())
         result = execute(api_client, targets, options, cancellation=cancellation, cluster=identity.as_dict())
     result["lock"] = run_lock.as_dict() if run_lock else None
     result["lease"] = lease.as_dict() if lease else None
@@ -119,9 +122,12 @@ def _execute_alone(api_client: Any, targets: list[Target], options: ExecutorOpti
 
 def _take_lease(api_client: Any, lease_params: dict, holder: Holder, lock_timeout: float,
                 cancellation: Cancellation) -> Any:
-    identity = f"{holder.host}/pid-{holder.pid}/{uuid.uuid4().hex[:8]}"
-    lease = ClusterLease(api_client, LeaseSettings(**lease_params), identity, holder.as_dict())
+    lease = ClusterLease(api_client, LeaseSettings(**lease_params), _identity(holder), holder.as_dict())
     return lease.acquire(lock_timeout, cancelled=cancellation.is_set)
+
+
+def _identity(holder: Holder) -> str:
+    return f"{holder.host}/pid-{holder.pid}/{uuid.uuid4().hex[:8]}"
 
 
 def _lock_timeout(value: Any) -> float:

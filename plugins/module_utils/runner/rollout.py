@@ -13,6 +13,12 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import (
+    Cancellation,
+    cancel_on_signals_and_parent_exit,
+    controller_command,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.runlock import this_holder
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import OPERATOR_NAMESPACE
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.spec import comparable, desired_spec
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.controller import Rollout, Target
@@ -167,4 +173,7 @@ def run_rollout(params: Mapping[str, Any], check_mode: bool) -> dict[str, Any]:
         groups=params.get("groups") or [], mandatory_groups=params.get("mandatory_groups") or [],
         inventory_groups=params.get("inventory_groups") or {},
         clusters_per_group=parse_budget(per_group, "clusters_per_group") if per_group not in (None, "") else None)
-    return Rollout(options, groups, targets, change, check_mode=check_mode).run()
+    holder = this_holder(controller_command()).as_dict()
+    with cancel_on_signals_and_parent_exit(Cancellation()) as cancellation:
+        return Rollout(options, groups, targets, change, check_mode=check_mode, cancellation=cancellation,
+                       holder=holder).run()

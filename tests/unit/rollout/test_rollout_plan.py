@@ -176,7 +176,16 @@ class RecordingChange:
         raise AssertionError("no gate in check mode")
 
 
+class _NotFound:
+    status, reason, data = 404, "Not Found", b""
+
+
 class _Client:
+    """A cluster with nothing the rollout reads besides what the Change reads (no Lease, no record)."""
+
+    def call_api(self, *args: Any, **kwargs: Any) -> _NotFound:
+        return _NotFound()
+
     def close(self) -> None:
         pass
 
