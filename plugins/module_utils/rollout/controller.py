@@ -195,13 +195,16 @@ class Rollout:
         record = earlier_record(api_client, self.change.namespace, self.change.record_key)
         if record is None:
             return None
-        if self.options.on_interrupted == "fail":
+        # unsoaked: a run that ended and said so left it on the change; it is soaked now (resumed), never failed on
+        how = "resume" if record.get("state") == UNSOAKED and self.options.on_interrupted == "fail" \
+            else self.options.on_interrupted
+        if how == "fail":
             raise refuse_unfinished(record, self.change.namespace)
         last_good = {"present": bool(record.get("present")), "spec": record.get("spec")}
         outcome = self.outcomes[name]
-        outcome.resolved = (f"{self.options.on_interrupted}: the record showed {record.get('state')} "
+        outcome.resolved = (f"{how}: the record showed {record.get('state')} "
                             f"(run {record.get('run_id')!r}, {record.get('at')})")
-        if self.options.on_interrupted == "rollback" and not self.check_mode:
+        if how == "rollback" and not self.check_mode:
             self._journal(name, ROLLING_BACK, last_good, api_client)
             self.change.restore(self.targets[name], last_good["spec"] if last_good["present"] else None,
                                 self.options.progress_deadline)
@@ -308,7 +311,7 @@ class Rollout:
     def _soak(self, group: DecisionGroup) -> dict[str, list[str]]:
         """Poll the gates of the group's changed clusters for ``min_success_time``; the breaches, by cluster."""
         soaking = [name for name in group.clusters if self.outcomes[name].status == SUCCEEDED
-                   and self.outcomes[name].changed]
+                   and (self.outcomes[name].changed or self.outcomes[name].resolved)]  # resumed: not yet soaked
         if self.check_mode or not soaking:
             return {}
         for name in soaking:
