@@ -114,7 +114,7 @@ def test_during_a_soak_a_second_rollout_a_tune_and_an_evict_are_refused_and_sigt
         pod = a_pod(canary)
         evict = {"name": "evict", "descheduler.fleet.evict": {
             "kubeconfig": str(canary.kubeconfig), "context": canary.context,
-            "pods": [f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"]},
+            "pods": [{"namespace": pod["metadata"]["namespace"], "name": pod["metadata"]["name"]}]},
             "register": "evict", "ignore_errors": True}
         (tmp_path / "evict").mkdir()
         _process, results = run_tasks(tmp_path / "evict", [evict])
