@@ -18,6 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
+    LOG_ONLY_IGNORED,
+)
 from operator_support import get_kd, read
 from playbook import ansible_env, executable, run_playbook, run_tasks
 from process_tree import kill_tree, module_process
@@ -212,3 +215,70 @@ def test_a_rollout_does_not_start_on_a_cluster_where_an_evict_run_holds_its_leas
     finally:
         with canary.api_client() as client:
             Rest(client).delete(EVICT_LEASE)
+
+
+def test_sigterm_mid_apply_rolls_the_canary_back_once_its_apply_ends(fleet: dict[str, Any], tmp_path: Path) -> None:
+    """The operator holds NEW back (it logs an error for every sync) until the test has cancelled the playbook: the
+    apply in flight is not cut short, and the cancel rolls the canary back as soon as it ends."""
+    start_on_base(fleet, tmp_path)
+    canary, before = fleet["canary"], generations(fleet)
+    canary.operator.inject_error("held back by the test", LOG_ONLY_IGNORED)
+    new = write_inventory(tmp_path, fleet, NEW_INTERVAL)
+    first = start_rollout(tmp_path / "first", new, min_success_time="1h")
+    try:
+        wait_until(lambda: interval(canary) == NEW_INTERVAL and record(canary)["state"] == "intended", timeout=300,
+                   what="the canary's KubeDescheduler written, its record saying intended")
+        module = module_process(first.pid, "rollout")
+        cancel_like_awx(first)
+        assert first.returncode != 0
+        canary.operator.clear_errors()  # the operator rolls NEW out: the apply ends, then the cancel is seen
+        wait_until(lambda: not running(module), timeout=300, what="the cancelled rollout module to finish")
+    finally:
+        canary.operator.clear_errors()
+        kill_tree(first.pid)
+    assert interval(canary) == 3600
+    assert record(canary)["state"] == "rolled-back" and record(canary)["spec"]["deschedulingIntervalSeconds"] == 3600
+    assert not (change_lease(canary) or {}).get("spec", {}).get("holderIdentity")
+    untouched(fleet, before)
+
+    rerun = roll(new)
+    assert rerun.returncode == 0, rerun.stdout[-6000:]
+    for cluster in fleet.values():
+        assert interval(cluster) == NEW_INTERVAL and record(cluster)["state"] == "verified"
+
+
+def test_sigkill_mid_rollback_leaves_rolling_back_which_the_next_run_finishes(
+        fleet: dict[str, Any], tmp_path: Path) -> None:
+    """NEW is held back until the progress deadline fails the canary; its rollback to BASE is held back too (the
+    operator errs on every sync); the module is killed while the record says rolling-back."""
+    start_on_base(fleet, tmp_path)
+    canary, before = fleet["canary"], generations(fleet)
+    canary.operator.inject_error("held back by the test", LOG_ONLY_IGNORED)
+    first = start_rollout(tmp_path / "first", write_inventory(tmp_path, fleet, NEW_INTERVAL), progress_deadline=20)
+    try:
+        wait_until(lambda: record(canary)["state"] == "rolling-back", timeout=300,
+                   what="the canary's record to say rolling-back")
+        # killed within its rollback, or (on a slow machine) after that rollback failed its deadline and the
+        # rollout halted: either way the record says rolling-back, which is what the next run must resolve
+        module = module_process(first.pid, "rollout")
+        if module is not None:
+            os.kill(module, signal.SIGKILL)
+        kill_tree(first.pid)
+        first.wait(timeout=60)
+        if module is not None:
+            wait_until(lambda: not running(module), timeout=60, what="the killed module to be gone")
+    finally:
+        canary.operator.clear_errors()
+        kill_tree(first.pid)
+    left = record(canary)
+    assert left["state"] == "rolling-back" and left["spec"]["deschedulingIntervalSeconds"] == 3600
+    untouched(fleet, before)
+
+    refused = roll(write_inventory(tmp_path, fleet, 3600))
+    assert refused.returncode != 0 and "shows a change that did not finish" in refused.stdout, refused.stdout[-4000:]
+    assert record(canary)["state"] == "rolling-back"
+
+    settled = roll(write_inventory(tmp_path, fleet, 3600), on_interrupted="rollback")
+    assert settled.returncode == 0, settled.stdout[-6000:]
+    for cluster in fleet.values():
+        assert interval(cluster) == 3600 and record(cluster)["state"] == "verified"
