@@ -119,6 +119,16 @@ PLANNING = Job(
     ),
 )
 
+# One change at a time per cluster (cluster/change_lease.py): the change Lease lives in kube-system, a namespace no
+# user chooses, so it is a ClusterRole rule (a Role would need a binding in kube-system, which the access module
+# does not make).
+CHANGE_LEASE_RULE = Rule(
+    "coordination.k8s.io",
+    ("leases",),
+    ("get", "create", "update"),
+    "the change Lease kube-system/descheduler-fleet-change (one change at a time per cluster)",
+)
+
 EXECUTING = Job(
     name="executing",
     summary="evict a plan's pods (Eviction API, KubeVirt migrations) under a Lease",
@@ -150,6 +160,7 @@ EXECUTING = Job(
             "the run's Lease (one evict run per cluster)",
             namespaced=True,
         ),
+        Rule("coordination.k8s.io", ("leases",), ("get",), "see a change holding kube-system/descheduler-fleet-change"),
     ),
 )
 
@@ -174,8 +185,7 @@ CONFIGURING = Job(
             "the rollout record (the last good configuration)",
             namespaced=True,
         ),
-        # The per-cluster change Lease of the rollout (#46 rollback/txn) will add here:
-        # Rule("coordination.k8s.io", ("leases",), ("get", "create", "update", "delete"), "...", namespaced=True),
+        CHANGE_LEASE_RULE,
     ),
 )
 
@@ -224,6 +234,7 @@ INSTALLING = Job(
         ),
         Rule("operators.coreos.com", ("catalogsources",), ("list",), "name the catalogs when a package is missing"),
         Rule("packages.operators.coreos.com", ("packagemanifests",), ("get", "list"), "the channel's current CSV"),
+        CHANGE_LEASE_RULE,
     ),
 )
 
