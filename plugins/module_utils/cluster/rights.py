@@ -198,6 +198,18 @@ INSTALLING = Job(
     rules=(
         Rule("", ("namespaces", "configmaps", "serviceaccounts"), WRITE, "the operand's namespace and objects"),
         Rule("", ("nodes",), ("get", "list", "patch"), "uninstall removes the soft tainter's taints"),
+        Rule(
+            "",
+            ("secrets", "services"),
+            ("list",),
+            "a rollback keeps a namespace it created while it holds another team's objects (operator/ownership.py)",
+        ),
+        Rule(
+            "rbac.authorization.k8s.io",
+            ("roles", "rolebindings"),
+            ("list",),
+            "a rollback keeps a namespace it created while it holds another team's objects (operator/ownership.py)",
+        ),
         Rule("apps", ("deployments",), WRITE, "the upstream descheduler, Volcano's descheduler"),
         Rule("batch", ("cronjobs",), WRITE, "the upstream descheduler as a CronJob"),
         Rule(
