@@ -262,6 +262,7 @@ EXAMPLES = r"""
     snapshot: snapshots/prod.yaml
     now: "2026-11-22T12:00:00Z"
     kubedescheduler:
+      deschedulingIntervalSeconds: 3600
       profiles: [LifecycleAndUtilization]
     samples: 20
     seed: 1
@@ -274,6 +275,7 @@ EXAMPLES = r"""
     kubeconfig: ~/.kube/prod.kubeconfig
     context: prod
     kubedescheduler:
+      deschedulingIntervalSeconds: 3600
       profiles: [LifecycleAndUtilization]
       profileCustomizations:
         devActualUtilizationProfile: PrometheusCPUCombined
@@ -285,6 +287,7 @@ EXAMPLES = r"""
     snapshot: snapshots/prod.yaml
     now: "2026-11-22T12:00:00Z"
     kubedescheduler:
+      deschedulingIntervalSeconds: 3600
       profiles: [LifecycleAndUtilization]
       profileCustomizations:
         devActualUtilizationProfile: PrometheusCPUCombined
