@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,8 @@ TOKEN = "s3cr3t-prometheus-token"
 OLM = "operators.coreos.com/v1alpha1"
 
 
-@pytest.fixture
-def sso(kube: Any) -> Iterator[Olm]:
+@contextmanager
+def secondary_scheduler_catalog(kube: Any) -> Iterator[Olm]:
     """OLM serving the Secondary Scheduler Operator's package, the operator stand-in, and somewhere for the
     scheduler's pod to run: a node for the control plane's kubelet stand-in."""
     with kube.api_client() as client:
@@ -57,6 +58,12 @@ def sso(kube: Any) -> Iterator[Olm]:
                        "the operator namespace to go")
         for helper in [olm, *helpers]:
             helper.check()
+
+
+@pytest.fixture
+def sso(kube: Any) -> Iterator[Olm]:
+    with secondary_scheduler_catalog(kube) as olm:
+        yield olm
 
 
 def serve_the_metrics_api(kube: Any) -> None:
