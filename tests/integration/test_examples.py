@@ -242,6 +242,8 @@ def precondition(example: Example, kube: Any, root: Path) -> Iterator[dict[str, 
         (root / "policies").mkdir()
         shutil.copyfile(POLICIES / "plain-k8s-policy.yaml", root / "policies" / "lnu.yaml")
         (root / "kubedescheduler-4.6.yaml").write_text(yaml.safe_dump(LEGACY_SPEC))
+        if example.module == "access":  # the namespace its ServiceAccount goes to (the module requires it)
+            kube.load([namespace_object("descheduler-fleet")])
         if example.module == "preflight":  # the host's variables, as an inventory sets them
             play_vars.update(descheduler_fleet_connection={"kubeconfig": str(kube.kubeconfig), "context": kube.context})
         yield play_vars
