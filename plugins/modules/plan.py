@@ -409,6 +409,19 @@ now:
   description: The time treated as now.
   returned: always
   type: str
+seal:
+  description:
+    - sha256 digests over what executing the plan uses (docs/plan-format.md) - each eviction's pod, UID, node,
+      owner, order, plugin, profile and reason (C(entries), one short digest each, in order), C(now), the
+      C(cluster_uid), the C(policy_sha256) and the number of C(evictions) - and the C(digest) over them all.
+      C(descheduler.fleet.evict) checks it first and refuses a plan that differs, naming the first difference.
+    - Without the evictions (O(return_evictions=false)) it has no C(entries); the written C(plan.json) has them.
+  returned: always
+  type: dict
+  sample: {version: 1, algorithm: sha256, now: "2026-11-22T10:00:00Z",
+           cluster_uid: 5c2f0d4e-8a1b-4b7e-9f3a-2d6c1e0b9a87, evictions: 12,
+           policy_sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,
+           entries: [3b1f0c2a9d8e7f60], digest: 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae}
 placement:
   description:
     - With O(placement), the verdict - C(placed), C(same_node) (replacements that come back to the node they were

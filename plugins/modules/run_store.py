@@ -98,12 +98,16 @@ RETURN = r"""
 ref:
   description:
     - Where the objects are (paths or C(s3://) URLs) - C(run) (the run's folder) for O(operation=check);
-      C(summary) and C(plan) for O(operation=save_plan); C(plan), C(cluster_uid) and C(slice) for
+      C(summary), C(plan) and C(plan_seal) (the plan's seal without its per-eviction digests, also kept in the
+      summary) for O(operation=save_plan); C(plan), C(cluster_uid) and C(slice) for
       O(operation=load_plan); C(evict_result) for O(operation=save_evict_result).
   returned: always
   type: dict
 plan:
-  description: The cluster's plan - C(now), C(cluster_identity), C(evictions) - as the evict module takes it.
+  description:
+    - The cluster's plan - C(now), C(cluster_identity), C(evictions), C(seal) - as the evict module takes it.
+    - A plan object whose seal is not the one the dry run's summary recorded (replaced after the dry run) is
+      refused.
   returned: when O(operation=load_plan)
   type: dict
 """

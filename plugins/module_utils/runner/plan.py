@@ -25,6 +25,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import EngineError, PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.gc_pause import gc_paused, keep_until_exit
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan import compute_plan
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan_seal import compact_seal, seal_plan
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.config import read_scheduler_config
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.scheduler.placement import PlacementRequest
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import SharedCycles
@@ -90,6 +91,8 @@ def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> di
         plan["verification"] = verify_evictions(api_client or api_client_for(params), plan["evictions"])
     if params.get("cluster_name"):
         plan["cluster"] = params["cluster_name"]
+    # sealed once everything evict reads is final: evict executes only this plan as written (docs/plan-format.md)
+    plan["seal"] = seal_plan(plan)
     # a full collection walks everything still tracked (the plan's evictions alone are a million objects at 150,000
     # pods), and reading the previous plan and writing the reports only make acyclic data that would trigger them
     with gc_paused():
@@ -100,6 +103,7 @@ def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> di
                                                      template_dir=params.get("report_template_dir"))
     if params.get("return_evictions") is False:  # the plan module's option; the reports above still have them
         del plan["evictions"]
+        plan["seal"] = compact_seal(plan["seal"])  # its per-eviction digests grow with the evictions too
     return plan
 
 

@@ -62,6 +62,6 @@ def run_run_store(params: Mapping[str, Any]) -> dict:
         return {"changed": False, "ref": {"plan": loaded["ref"], "cluster_uid": loaded["cluster_uid"],
                                           "slice": loaded["slice"]},
                 "plan": {"now": plan.get("now"), "cluster_identity": plan.get("cluster_identity"),
-                         "evictions": plan.get("evictions") or []}}
+                         "evictions": plan.get("evictions") or [], "seal": plan.get("seal")}}
     reference = runs.save_evict_result(store, run_id, cluster, dict(_required(params, "result", operation)))
     return {"changed": True, "ref": {"evict_result": reference}}

@@ -84,11 +84,20 @@ def save_plan(store: ObjectStore, run_id: str, entry: dict, *, slice_id: str, pl
     summary_entry = dict(entry)
     if isinstance(summary_entry.get("plan"), dict):  # the summary stays small: the evictions are in the plan object
         summary_entry["plan"] = {key: value for key, value in summary_entry["plan"].items() if key != "evictions"}
+    seal = _published_seal(plan)
     store.put(record.key(run_id, SUMMARY), _dump({
         "format_version": FORMAT_VERSION, "run_id": run_id, "cluster": cluster, "cluster_uid": record.uid,
         "slice": record.slice, "written_at": datetime.now(UTC).isoformat(), "plan_ref": refs["plan"],
-        "entry": summary_entry}))
-    return {"run_id": run_id, "cluster": cluster, "cluster_uid": record.uid, "slice": record.slice, **refs}
+        "plan_seal": seal, "entry": summary_entry}))
+    return {"run_id": run_id, "cluster": cluster, "cluster_uid": record.uid, "slice": record.slice, **refs,
+            "plan_seal": seal}
+
+
+def _published_seal(plan: Optional[dict]) -> Optional[dict]:
+    """The plan's seal without its per-eviction digests (its digest still covers them): what the summary keeps of
+    the plan that was reviewed."""
+    seal = (plan or {}).get("seal")
+    return {key: value for key, value in seal.items() if key != "entries"} if isinstance(seal, dict) else None
 
 
 # --- reading a run ----------------------------------------------------------------------------------------------------
@@ -216,6 +225,13 @@ def load_plan(store: ObjectStore, run_id: str, cluster: str, expected_uid: Optio
                          f"({store.locate(record.key(run_id, PLAN))}); run the dry run again", field="run_id",
                          value=run_id)
     plan = json.loads(text)
+    reviewed, found = (summary.get("plan_seal") or {}).get("digest"), (_published_seal(plan) or {}).get("digest")
+    if reviewed and found != reviewed:
+        where = store.locate(record.key(run_id, PLAN))
+        raise StoreError(f"{cluster}: the plan object {where} is sealed {found or 'not at all'}, but the summary the "
+                         f"dry run of run {run_id} stored beside it names the plan sealed {reviewed}: the plan was "
+                         "replaced after the dry run; run the dry run again and review its plan", field="run_id",
+                         value=run_id)
     return {"plan": plan, "ref": store.locate(record.key(run_id, PLAN)), "cluster_uid": record.uid,
             "slice": record.slice}
 

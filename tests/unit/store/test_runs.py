@@ -104,3 +104,17 @@ def test_runs_are_apart(tmp_path: Path) -> None:
     runs.save_plan(store, "r10", entry("east"), slice_id="s2", plan_text=plan("uid-east"))
     assert [r.cluster for r in runs.read_run(store, "r1").records] == ["east"]
     assert runs.read_run(store, "r1").planned_twice() == []
+
+
+def test_the_summary_keeps_the_plan_seal_and_a_plan_replaced_after_it_is_refused(tmp_path: Path) -> None:
+    store = DirectoryStore(str(tmp_path))
+    sealed = {**json.loads(plan("uid-east")), "seal": {"version": 1, "digest": "a" * 64, "entries": ["0" * 16]}}
+    refs = runs.save_plan(store, "r1", entry("east"), slice_id="s1", plan_text=json.dumps(sealed))
+    assert refs["plan_seal"] == {"version": 1, "digest": "a" * 64}, "the summary's seal has no per-eviction digests"
+    summary = json.loads(store.get("runs/r1/clusters/east/uid-east/s1/summary.json"))
+    assert summary["plan_seal"] == refs["plan_seal"]
+    assert runs.load_plan(store, "r1", "east")["plan"]["seal"]["digest"] == "a" * 64
+    store.put("runs/r1/clusters/east/uid-east/s1/plan.json", json.dumps({**sealed, "seal": {"digest": "b" * 64}}))
+    with pytest.raises(StoreError, match=f"is sealed {'b' * 64}, but the summary .* names the plan sealed "
+                                         f"{'a' * 64}: the plan was replaced after the dry run"):
+        runs.load_plan(store, "r1", "east")
