@@ -53,14 +53,50 @@ attributes:
 options:
   plan:
     description:
-      - The plan to execute, as returned by M(descheduler.fleet.plan) (only C(evictions) and C(now) are read).
+      - The plan to execute, as returned by M(descheduler.fleet.plan) (C(evictions), C(now), C(cluster_identity),
+        C(seal) and, when given, C(policy) are read).
       - Exactly one of O(plan), O(plan_file) and O(pods) is required.
+      - "A plan is executed only as it was written: its C(seal) (docs/plan-format.md) is checked first, before the
+        cluster is contacted, and a plan without a seal, or whose evictions, C(now), C(cluster_identity) or policy
+        differ from what was sealed, is refused naming the first difference. To execute part of a plan, use
+        O(select) or O(exclude)."
+      - A plan that records no C(cluster_identity) is refused unless O(allow_plan_without_identity) and
+        O(expected_cluster_uid) are set; a plan whose evictions carry no pod C(uid) is refused (give such pods as
+        O(pods) to evict them by name on purpose).
+      - "A plan whose C(now) is more than 120 seconds after the cluster's clock (the C(Date) of its API server, or
+        the control node's clock when it sends none) is refused, naming both times."
     type: dict
   plan_file:
     description:
       - Path of the C(plan.json) written by M(descheduler.fleet.plan) (O(descheduler.fleet.plan#module:report_dir))
-        or by the C(dry_run) role.
+        or by the C(dry_run) role. Checked as O(plan) is.
     type: path
+  plan_origin:
+    description:
+      - Where O(plan) was taken from (a file path, a run store key or URL), named in every refusal and in
+        RV(input.source). The C(evict) role sets it. Without it the plan is named "the plan option".
+    type: str
+  select:
+    description:
+      - Execute only the plan's pods matching one of these C(namespace/name) patterns (shell wildcards, for
+        example C(shop/web-*) or C(batch/*)); unset executes every planned pod. The plan's seal is checked on the
+        whole plan; RV(input.selection) reports what was left out.
+      - Each pattern must match a pod of the plan, or the task fails naming the closest planned pod.
+    type: list
+    elements: str
+  exclude:
+    description:
+      - Leave out the plan's pods matching one of these C(namespace/name) patterns (shell wildcards), after
+        O(select). Each pattern must match a pod of the plan.
+    type: list
+    elements: str
+  allow_plan_without_identity:
+    description:
+      - Execute a plan that records no C(cluster_identity) (one of a snapshot without the C(kube-system)
+        Namespace). Only together with O(expected_cluster_uid), which then pins the cluster the plan is executed
+        on; without this option such a plan is refused.
+    type: bool
+    default: false
   pods:
     description:
       - Pods to evict, in order, instead of a plan.
@@ -225,11 +261,16 @@ options:
         before its first eviction, naming both.
       - Whatever this is set to, a plan made on another cluster (its RV(cluster_identity)) and a journal written
         on another cluster are refused the same way.
+      - Required with O(allow_plan_without_identity).
     type: str
 notes:
+  - "Before the cluster is contacted, a plan's seal, its C(cluster_identity), its pods' UIDs and O(select)/O(exclude)
+    are checked (docs/evict.md, Safety); a refusal names the plan by where it came from, the field, the value and
+    the fix."
   - "Before the first eviction (in check mode too) the module reads the cluster's identity (an API server that
     cannot be reached or rejects the credentials fails the task there, with one error naming it), compares it with
-    the plan's, the journal's and O(expected_cluster_uid), and asks the API server (SelfSubjectAccessReview)
+    the plan's, the journal's and O(expected_cluster_uid), reads the API server's clock (the C(Date) of a
+    C(GET /version)) to refuse a plan from the future, and asks the API server (SelfSubjectAccessReview)
     whether the user may create C(pods/eviction) in every namespace of the plan. Any of these failing fails the
     task with nothing evicted."
   - "RBAC: C(get) on the C(kube-system) namespace (the cluster's identity); C(create) on C(pods/eviction); C(get)
@@ -385,8 +426,10 @@ journal:
   returned: always
   type: dict
 input:
-  description: Where the pods came from, how many, the plan's time and age, and the identity of the cluster the
-    plan was made on (C(plan_cluster_identity); null for a pod list, or a plan that recorded none).
+  description: Where the pods came from (C(source)), how many, the plan's time and age, the identity of the
+    cluster the plan was made on (C(plan_cluster_identity); null for a pod list, or a plan that recorded none),
+    the digest of its verified seal (C(plan_seal); null for a pod list) and the C(selection) (C(select),
+    C(exclude), how many pods were C(planned) and C(executed), and the C(left_out) pods as namespace/name).
   returned: always
   type: dict
 report_files:
@@ -410,6 +453,10 @@ ARGUMENT_SPEC = argument_spec(
     CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, REPORT_ARG_SPEC,
     plan=dict(type="dict"),
     plan_file=dict(type="path"),
+    plan_origin=dict(type="str"),
+    select=dict(type="list", elements="str"),
+    exclude=dict(type="list", elements="str"),
+    allow_plan_without_identity=dict(type="bool", default=False),
     pods=dict(type="list", elements="dict", options=dict(
         namespace=dict(type="str", required=True),
         name=dict(type="str", required=True),
@@ -463,9 +510,8 @@ def main() -> None:
         module.fail_json(msg=f"no pod was evicted: {result['counts']['failed']} failed and none succeeded; the first "
                              f"error ({first['namespace']}/{first['name']}): {first['error']}", **result)
     if result["input"]["source"] != "pods" and not (result["input"]["plan_cluster_identity"] or {}).get("uid"):
-        module.warn("the plan records no cluster identity (a plan from before descheduler.fleet 0.2.0, or of a "
-                    "snapshot without the kube-system namespace): evict could not check that it was made on this "
-                    "cluster; plan the cluster again to have it checked")
+        module.warn("the plan records no cluster identity: it was executed on the cluster expected_cluster_uid pins "
+                    "(allow_plan_without_identity); plan the cluster live to have the plan's own cluster checked")
     for pod in result["pods"]:
         if pod["status"] == "failed":
             module.warn(f"{pod['namespace']}/{pod['name']}: {pod['error']}")

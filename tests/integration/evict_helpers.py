@@ -5,7 +5,8 @@
 - `EvictionRecorder`: records at the fault proxy every eviction request the API server answers (with the pod's
   node, namespace and owner at that moment), the most requests handled at once, and which pods were actually
   evicted - what the limit tests assert on;
-- `plan_of(...)`: a plan (docs/plan-format.md) for given pods, as the plan module would return it.
+- `plan_of(...)`: a plan (docs/plan-format.md) for given pods, as the plan module would return it;
+- `sealed(kube, plan)`: that plan with the cluster's identity and its seal, as the plan module writes it.
 """
 
 from __future__ import annotations
@@ -134,6 +135,20 @@ def plan_of(pods: list[dict[str, Any]], now: str | None = None, **overrides: Any
                           "reason": "test eviction", **overrides})
     return {"format_version": 1, "now": now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "evictions": evictions}
+
+
+def sealed(kube: Any, plan: dict[str, Any]) -> dict[str, Any]:
+    """`plan` as the plan module writes it of `kube`'s cluster: with its cluster_identity (unless the plan has the
+    key, even as None) and sealed by the collection's own seal_plan, as runner/plan.py seals every plan. A plan that
+    has a seal (even None) is returned as it is."""
+    from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan_seal import seal_plan
+
+    if "seal" in plan:
+        return plan
+    if "cluster_identity" not in plan:
+        uid = kube.get("Namespace", None, "kube-system")["metadata"]["uid"]
+        plan = {**plan, "cluster_identity": {"uid": uid, "server": None}}
+    return {**plan, "seal": seal_plan(plan)}
 
 
 @dataclass

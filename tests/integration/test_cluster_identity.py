@@ -21,6 +21,7 @@ from evict_helpers import (
     plan_of,
     ready_replicas,
     replicaset,
+    sealed,
     wait_until_pods_are_older_than,
 )
 from playbook import run_tasks
@@ -38,6 +39,8 @@ def connection(kube: Any) -> dict[str, str]:
 
 
 def evict_task(kube: Any, register: str = "result", **options: Any) -> dict[str, Any]:
+    if isinstance(options.get("plan"), dict):  # as the plan module writes it: sealed, with its cluster
+        options["plan"] = sealed(kube, options["plan"])
     return {"name": "Evict", "descheduler.fleet.evict": {**connection(kube), **FAST, **options},
             "register": register, "ignore_errors": True}
 
@@ -95,8 +98,8 @@ def test_a_journal_of_another_cluster_is_refused(fleet_clusters: Any, tmp_path: 
     process, results = run_tasks(tmp_path / "first", [evict_task(first, plan=plan_of(pods[:1]),
                                                                  journal=str(journal))])
     assert results["result"]["counts"]["evicted"] == 1, results["result"].get("msg")
-    # a plan that records no identity (older, or hand-made as here) cannot be checked, and the user is told
-    assert "the plan records no cluster identity" in " ".join((process.stdout + process.stderr).split())
+    # the plan (sealed as the plan module writes it) records the first cluster, checked before the run
+    assert results["result"]["input"]["plan_cluster_identity"]["uid"] == kube_system_uid(first)
     started = [e for e in journal_entries(journal) if e["event"] == "run_started"]
     assert started[0]["cluster"]["uid"] == kube_system_uid(first)
 
@@ -174,7 +177,7 @@ def test_a_user_who_may_not_evict_fails_before_the_first_eviction(kube: Any, nam
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}], namespace=namespace, cluster_rules=[
         {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"], "resourceNames": ["kube-system"]}])
     task = {"name": "Evict", "register": "result", "ignore_errors": True, "descheduler.fleet.evict": {
-        "kubeconfig": str(kubeconfig), "context": kube.context, "plan": plan_of(pods), **FAST}}
+        "kubeconfig": str(kubeconfig), "context": kube.context, "plan": sealed(kube, plan_of(pods)), **FAST}}
     _process, results = run_tasks(tmp_path, [task])
     result = results["result"]
     assert result["failed"] is True

@@ -26,6 +26,7 @@ from evict_helpers import (
     plan_of,
     ready_replicas,
     replicaset,
+    sealed,
 )
 from playbook import ansible_env, executable, run_tasks
 from process_tree import module_process
@@ -47,6 +48,8 @@ def cluster(kube: Any) -> Any:
 
 
 def evict_args(kube: Any, **options: Any) -> dict[str, Any]:
+    if isinstance(options.get("plan"), dict):  # as the plan module writes it: sealed, with its cluster
+        options["plan"] = sealed(kube, options["plan"])
     return {"kubeconfig": str(kube.kubeconfig), "context": kube.context, **FAST, **options}
 
 

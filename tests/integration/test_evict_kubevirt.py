@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evict_helpers import namespace_object, node, plan_of
+from evict_helpers import namespace_object, node, plan_of, sealed
 from playbook import run_tasks
 from standins.kubevirt import KubeVirt
 
@@ -38,6 +38,8 @@ def kubevirt(kube: Any, request: pytest.FixtureRequest) -> Iterator[KubeVirt]:
 
 
 def evict_task(kube: Any, register: str = "result", **options: Any) -> dict[str, Any]:
+    if isinstance(options.get("plan"), dict):  # as the plan module writes it: sealed, with its cluster
+        options["plan"] = sealed(kube, options["plan"])
     return {"descheduler.fleet.evict": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
                                         **FAST, **options}, "register": register}
 

@@ -27,6 +27,7 @@ from evict_helpers import (
     plan_of,
     ready_replicas,
     replicaset,
+    sealed,
 )
 from playbook import ansible_env, executable, run_tasks
 from process_tree import holds_open, kill_tree, module_process
@@ -47,6 +48,8 @@ def cluster(kube: Any) -> Any:
 
 
 def evict_task(kube: Any, register: str = "result", **options: Any) -> dict[str, Any]:
+    if isinstance(options.get("plan"), dict):  # as the plan module writes it: sealed, with its cluster
+        options["plan"] = sealed(kube, options["plan"])
     return {"descheduler.fleet.evict": {"kubeconfig": str(kube.kubeconfig), "context": kube.context, **FAST,
                                         **QUIET, **options}, "register": register, "ignore_errors": True}
 

@@ -26,6 +26,7 @@ from evict_helpers import (
     pods_of,
     ready_replicas,
     replicaset,
+    sealed,
 )
 from kubelet_standin import NEVER_READY
 from playbook import ansible_env, executable, run_tasks
@@ -37,6 +38,8 @@ NODES = ("worker-1", "worker-2", "worker-3", "worker-4")
 
 
 def evict_task(kube: Any, register: str = "result", **options: Any) -> dict[str, Any]:
+    if isinstance(options.get("plan"), dict):  # as the plan module writes it: sealed, with its cluster
+        options["plan"] = sealed(kube, options["plan"])
     return {"name": "Evict", "descheduler.fleet.evict": {"kubeconfig": str(kube.kubeconfig), "context": kube.context,
                                                          **FAST, **options}, "register": register}
 

@@ -19,6 +19,7 @@ from evict_helpers import (
     plan_of,
     ready_replicas,
     replicaset,
+    sealed,
     wait_until_pods_are_older_than,
 )
 from playbook import REPO, run_playbook
@@ -62,8 +63,8 @@ def play(fleet: dict[str, Any], tmp_path: Path, *args: str, **variables: Any) ->
 
 def test_the_role_refuses_to_evict_without_confirmation(kube: Any, fleet: dict[str, Any],
                                                         tmp_path: Path) -> None:
-    write_dry_run_plan(fleet["reports"], "c1", plan_of(kube.list("pods", "c1")[:2]))
-    write_dry_run_plan(fleet["reports"], "c2", plan_of(kube.list("pods", "c2")[:1]))
+    write_dry_run_plan(fleet["reports"], "c1", sealed(kube, plan_of(kube.list("pods", "c1")[:2])))
+    write_dry_run_plan(fleet["reports"], "c2", sealed(kube, plan_of(kube.list("pods", "c2")[:1])))
     recorder = eviction_recorder(kube)
     process = play(fleet, tmp_path)
     assert process.returncode != 0
@@ -76,9 +77,9 @@ def test_the_role_refuses_to_evict_without_confirmation(kube: Any, fleet: dict[s
 def test_the_role_executes_reviewed_plans_and_writes_cluster_and_fleet_results(
         kube: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
     c1_pods, c2_pods = kube.list("pods", "c1")[:2], kube.list("pods", "c2")[:1]
-    write_dry_run_plan(fleet["reports"], "c1", plan_of(c1_pods))  # the dry_run role's report
-    published = {"c2": {"ok": True, "evictions": plan_of(c2_pods)["evictions"],  # an AWX workflow artifact
-                        "now": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}}
+    write_dry_run_plan(fleet["reports"], "c1", sealed(kube, plan_of(c1_pods)))  # the dry_run role's report
+    # an AWX workflow artifact holding the (sealed) plan itself
+    published = {"c2": {"ok": True, **sealed(kube, plan_of(c2_pods))}}
     recorder = eviction_recorder(kube)
     process = play(fleet, tmp_path, evict_confirm=True, dry_run_plans=published,
                    evict_max_unavailable="1")
@@ -125,7 +126,7 @@ def test_check_mode_needs_no_confirmation_and_changes_nothing(
 def test_a_stale_plan_file_is_refused_by_age(kube: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
     old = (datetime.now(UTC) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
     for cluster in ("c1", "c2"):
-        write_dry_run_plan(fleet["reports"], cluster, plan_of(kube.list("pods", cluster)[:1], now=old))
+        write_dry_run_plan(fleet["reports"], cluster, sealed(kube, plan_of(kube.list("pods", cluster)[:1], now=old)))
     recorder = eviction_recorder(kube)
     process = play(fleet, tmp_path, evict_confirm=True)
     assert process.returncode != 0

@@ -13,7 +13,15 @@ from typing import Any
 
 import ansible_runner
 import yaml
-from evict_helpers import namespace_object, node, pods_of, ready_replicas, replicaset, wait_until_pods_are_older_than
+from evict_helpers import (
+    namespace_object,
+    node,
+    pods_of,
+    ready_replicas,
+    replicaset,
+    sealed,
+    wait_until_pods_are_older_than,
+)
 from playbook import REPO, ansible_env, run_playbook
 
 NAMESPACE = "published"
@@ -76,6 +84,9 @@ def test_the_dry_run_publishes_a_summary_and_a_reference_that_the_evict_role_exe
     assert entry["summary"] == {k: v for k, v in plan["summary"].items() if k not in per_object}
     assert entry["summary"]["total"] == 3 and entry["now"] == plan["now"]
     assert {e["name"] for e in plan["evictions"]} == {p["metadata"]["name"] for p in pods}
+    # the seal of the plan reviewed, without its per-eviction digests (they grow with the plan)
+    assert entry["seal"] == {k: v for k, v in plan["seal"].items() if k != "entries"}
+    assert entry["seal"]["evictions"] == 3 and len(entry["seal"]["digest"]) == 64
 
     before = {p["metadata"]["uid"] for p in pods_of(kube, NAMESPACE)}
     process = evict_check_mode(tmp_path, kube, {"c1": entry}, "evict")
@@ -90,6 +101,18 @@ def test_the_dry_run_publishes_a_summary_and_a_reference_that_the_evict_role_exe
     process = evict_check_mode(tmp_path, kube, {"c1": entry}, "replaced")
     assert process.returncode != 0
     assert "the file was replaced" in process.stdout and "c1: 3 eviction(s) planned" not in process.stdout
+
+    # replaced by a plan of the same now, one eviction left out and sealed again: not the seal published
+    fewer = {k: v for k, v in plan.items() if k != "seal"}
+    fewer["evictions"] = plan["evictions"][:2]
+    resealed = sealed(kube, fewer)
+    plan_file.write_text(json.dumps(resealed))
+    process = evict_check_mode(tmp_path, kube, {"c1": entry}, "resealed")
+    assert process.returncode != 0
+    assert (f"holds the plan sealed {resealed['seal']['digest']}, but the published plan of c1 (dry_run_plans) is "
+            f"sealed {entry['seal']['digest']}") in " ".join(process.stdout.split())
+    assert "c1: 2 eviction(s) planned" not in process.stdout
+    assert {p["metadata"]["uid"] for p in pods_of(kube, NAMESPACE)} == before
 
     # the job runs where the dry run's reports are not
     process = evict_check_mode(tmp_path, kube, {"c1": {**entry, "plan_file": str(tmp_path / "elsewhere.json")}},

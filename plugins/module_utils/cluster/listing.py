@@ -17,6 +17,7 @@ paged list instead.
 from __future__ import annotations
 
 import json
+from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Iterator, Optional, Sequence
 from urllib.parse import quote
 
@@ -434,6 +435,26 @@ def get_text(api_client: Any, path: str, *, query: QueryParams = (), kind: Optio
     """A GET whose answer is plain text (pod logs); raises ``ClusterApiError`` like ``request_raw``."""
     data, _context = _exchange(api_client, "GET", path, query, {"Accept": "text/plain, */*"}, None, kind, timeout)
     return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else str(data or "")
+
+
+def server_clock(api_client: Any, path: str = "/version", timeout: Any = DEFAULT_TIMEOUT) -> Optional[float]:
+    """The API server's clock, from the Date header of one GET (whole seconds); None when it sends none. Raises
+    ``ClusterApiError`` like ``request_raw``."""
+    context = {"method": "GET", "path": path, "host": _host(api_client)}
+    try:
+        status, reason, response = _open(api_client, "GET", path, [], {"Accept": "application/json"}, None, timeout)
+    except _API_EXCEPTIONS as exc:
+        raise ClusterApiError.from_api_exception(exc, **context) from exc
+    except _TRANSPORT_ERRORS as exc:
+        raise ClusterApiError.from_connection_error(exc, **context) from exc
+    data = response.data  # read, so the connection goes back to the pool
+    if not 200 <= status <= 299:
+        raise ClusterApiError.from_response(status, reason, data, **context)
+    date = (getattr(response, "headers", None) or {}).get("Date")
+    try:
+        return parsedate_to_datetime(date).timestamp() if date else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _exchange(api_client: Any, method: str, path: str, query: QueryParams, headers: dict, body: Any,

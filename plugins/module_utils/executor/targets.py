@@ -83,7 +83,7 @@ def targets_from_pods(pods: Iterable[Mapping[str, Any]]) -> list[Target]:
 
 def check_plan_age(plan: Mapping[str, Any], max_age: Optional[str], now: Optional[float] = None) -> Optional[float]:
     """The plan's age in seconds (from its ``now``); raises when older than ``max_age`` (a Go duration or seconds)."""
-    planned_at = _plan_time(plan)
+    planned_at = plan_time(plan)
     if planned_at is None:
         if max_age:
             raise ExecutorInputError("max_plan_age is set but the plan has no 'now' time; recompute the plan")
@@ -128,7 +128,7 @@ def _unique(targets: list[Target]) -> list[Target]:
     return unique
 
 
-def _plan_time(plan: Mapping[str, Any]) -> Optional[float]:
+def plan_time(plan: Mapping[str, Any]) -> Optional[float]:
     text = plan.get("now")
     if not text:
         return None

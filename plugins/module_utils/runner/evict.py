@@ -4,6 +4,7 @@ playbook), release the locks, write reports."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from contextlib import ExitStack
 from typing import Any, Mapping, Optional
@@ -16,6 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity
     connect_to_intended_cluster,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.lease import ClusterLease, LeaseSettings
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import server_clock
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import (
     LEASE_LOST,
@@ -29,6 +31,14 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.executor.options
     ExecutorOptions,
     options_from_params,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.executor.plan_checks import (
+    Selection,
+    check_identity_recorded,
+    check_not_from_the_future,
+    check_seal,
+    check_uids,
+    select_targets,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.report import write_evict_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.run import execute
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.runlock import (
@@ -41,6 +51,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.executor.targets
     Target,
     check_plan_age,
     load_plan_file,
+    plan_time,
     targets_from_plan,
     targets_from_pods,
 )
@@ -53,12 +64,16 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
     lock_timeout = _lock_timeout(params.get("lock_timeout"))
     lease_params = _lease_params(params.get("lease"))
     plan, targets, source = _input(params)
+    seal = _check_plan(plan, targets, source, params) if plan is not None else None
+    targets, selection = select_targets(targets, params.get("select"), params.get("exclude"))
     age = check_plan_age(plan, params.get("max_plan_age")) if plan is not None else None
     cancellation = Cancellation()
     with cancel_on_signals_and_parent_exit(cancellation):
         holder = this_holder(playbook=controller_command())
         api_client, identity = connect_to_intended_cluster(params)
         try:
+            if plan is not None:
+                _check_plan_time(api_client, plan, source)
             require_rights(api_client, "evict", (lease_params or {}).get("namespace"))
             _preflight(api_client, identity, plan, source, targets, options)
             result = _execute_alone(api_client, targets, options, cancellation, holder, lock_timeout, lease_params,
@@ -66,9 +81,7 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
         finally:
             api_client.close()
     result["cluster_identity"] = identity.as_dict()
-    result["input"] = {"source": source, "targets": len(targets),
-                       "plan_now": (plan or {}).get("now"), "plan_age_seconds": round(age, 1) if age else age,
-                       "plan_cluster_identity": (plan or {}).get("cluster_identity")}
+    result["input"] = _input_summary(plan, source, targets, age, seal, selection)
     if params.get("cluster_name"):
         result["cluster"] = params["cluster_name"]
     if params.get("report_dir"):
@@ -77,12 +90,39 @@ def run_evict(params: Mapping[str, Any], check_mode: bool) -> dict:
     return result
 
 
+def _check_plan(plan: dict, targets: list[Target], source: str, params: Mapping[str, Any]) -> str:
+    """Before the cluster is contacted: the plan is the one sealed when written, it records its cluster (or the user
+    opted in and pinned one), and its pods are known by UID. Returns the seal's digest."""
+    digest = check_seal(plan, source)
+    check_identity_recorded(plan, source, bool(params.get("allow_plan_without_identity")),
+                            params.get("expected_cluster_uid"))
+    check_uids(targets, source)
+    return digest
+
+
+def _check_plan_time(api_client: Any, plan: dict, source: str) -> None:
+    """The plan is not dated after the cluster's clock (the control node's when the API server sends no Date)."""
+    clock = server_clock(api_client)
+    clock_name = "the cluster's clock (its API server's Date)"
+    if clock is None:
+        clock, clock_name = time.time(), "the control node's clock"
+    check_not_from_the_future(plan_time(plan), plan.get("now"), clock, clock_name, source)
+
+
+def _input_summary(plan: Optional[dict], source: str, targets: list[Target], age: Optional[float],
+                   seal: Optional[str], selection: Selection) -> dict:
+    return {"source": source, "targets": len(targets), "plan_now": (plan or {}).get("now"),
+            "plan_age_seconds": round(age, 1) if age else age,
+            "plan_cluster_identity": (plan or {}).get("cluster_identity"), "plan_seal": seal,
+            "selection": selection.as_dict()}
+
+
 def _preflight(api_client: Any, identity: ClusterIdentity, plan: Optional[dict], source: str,
                targets: list[Target], options: ExecutorOptions) -> None:
     """Before the first eviction (check mode too), after the connection reached the cluster the inventory pins
     (``connect_to_intended_cluster``): it is the one the plan and the journal were made on, and the user may evict
     in every namespace of the plan. Raises with what was found; nothing has been done then."""
-    check_same_cluster((plan or {}).get("cluster_identity"), identity, f"the plan ({source})",
+    check_same_cluster((plan or {}).get("cluster_identity"), identity, source,
                        "Plan this cluster and execute that plan, or point the connection at the plan's cluster.")
     if options.journal:
         check_same_cluster(recorded_cluster(options.journal), identity, f"the journal {options.journal}",
@@ -172,4 +212,6 @@ def _input(params: Mapping[str, Any]) -> tuple[Optional[dict], list[Target], str
     if params.get("plan_file"):
         plan = load_plan_file(params["plan_file"])
         return plan, targets_from_plan(plan), f"plan_file {params['plan_file']}"
-    return dict(params["plan"]), targets_from_plan(params["plan"]), "plan"
+    # the plan given as a value: named by where the caller took it from (the evict role: a file, a run store key)
+    origin = f"the plan from {params['plan_origin']}" if params.get("plan_origin") else "the plan option"
+    return dict(params["plan"]), targets_from_plan(params["plan"]), origin
