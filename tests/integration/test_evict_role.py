@@ -22,7 +22,7 @@ from evict_helpers import (
     sealed,
     wait_until_pods_are_older_than,
 )
-from playbook import REPO, run_playbook
+from playbook import REPO, run_playbook, run_tasks
 
 pytestmark = pytest.mark.faults
 
@@ -134,3 +134,39 @@ def test_a_stale_plan_file_is_refused_by_age(kube: Any, fleet: dict[str, Any], t
     assert recorder.requests == []
     fleet_result = json.loads((fleet["reports"] / "fleet-evict-result.json").read_text())
     assert [c["ok"] for c in fleet_result["clusters"]] == [False, False]
+
+
+def test_a_refused_plan_is_named_by_where_it_came_from(kube: Any, fleet: dict[str, Any], tmp_path: Path) -> None:
+    pods = {cluster: kube.list("pods", cluster)[:1] for cluster in ("c1", "c2")}
+    before = {p["metadata"]["uid"] for cluster in ("c1", "c2") for p in kube.list("pods", cluster)}
+    for cluster in ("c1", "c2"):  # sealed as written, then a pod of the other cluster's namespace added
+        plan = sealed(kube, plan_of(pods[cluster]))
+        plan["evictions"].append({**plan_of(pods["c2" if cluster == "c1" else "c1"])["evictions"][0], "order": 2})
+        write_dry_run_plan(fleet["reports"], cluster, plan)
+    recorder = eviction_recorder(kube)
+    process = play(fleet, tmp_path, evict_confirm=True)
+    assert process.returncode != 0
+    text = " ".join(process.stdout.split())
+    path = fleet["reports"] / "c1" / "plan.json"
+    assert (f"the plan from {path}: the plan is not the one sealed when it was written: evictions has 2 entries, 1 "
+            "when sealed; the first that differs is evictions[1] (c2/") in text
+    assert "(plan)" not in text
+
+    # the same plans kept in a run store: named by their store object
+    store = {"path": str(tmp_path / "store")}
+    saves = [{"descheduler.fleet.run_store": {
+        "operation": "save_plan", "run_store": store, "run_id": "r1", "cluster": cluster, "slice": "s1",
+        "result": {"cluster": cluster, "ok": True, "error": None, "report_dir": None, "plan": {}},
+        "plan_file": str(fleet["reports"] / cluster / "plan.json")}} for cluster in ("c1", "c2")]
+    (tmp_path / "save").mkdir()
+    saved, _results = run_tasks(tmp_path / "save", saves)
+    assert saved.returncode == 0, saved.stdout[-3000:]
+    process = play(fleet, tmp_path, evict_confirm=True, descheduler_fleet_run_store=store,
+                   descheduler_fleet_run_id="r1")
+    assert process.returncode != 0
+    text = " ".join(process.stdout.split())
+    uid = kube.get("Namespace", None, "kube-system")["metadata"]["uid"]
+    stored = tmp_path / "store" / "runs" / "r1" / "clusters" / "c1" / uid / "s1" / "plan.json"
+    assert f"the plan from {stored}: the plan is not the one sealed when it was written" in text
+    assert recorder.requests == []
+    assert {p["metadata"]["uid"] for cluster in ("c1", "c2") for p in kube.list("pods", cluster)} == before
