@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from evict_helpers import eviction_recorder, namespace_object, node, plan_of, ready_replicas, replicaset
+from evict_helpers import eviction_recorder, namespace_object, node, plan_of, ready_replicas, replicaset, sealed
 from playbook import REPO, run_playbook, run_tasks
 
 pytestmark = pytest.mark.faults
@@ -32,9 +32,9 @@ def cluster(kube: Any, tmp_path: Path) -> dict[str, Any]:
     inventory.write_text(yaml.safe_dump({"clusters": {"hosts": {"c1": {"descheduler_fleet_connection": connection}}}}))
     reports = tmp_path / "reports"
     (reports / "c1").mkdir(parents=True)
-    (reports / "c1" / "plan.json").write_text(json.dumps(plan_of(pods)))
+    (reports / "c1" / "plan.json").write_text(json.dumps(sealed(kube, plan_of(pods))))
     reviewed = tmp_path / "reviewed-plan.json"
-    reviewed.write_text(json.dumps(plan_of(pods[:1])))
+    reviewed.write_text(json.dumps(sealed(kube, plan_of(pods[:1]))))
     return {"inventory": inventory, "reports": reports, "reviewed": reviewed, "pods": pods}
 
 
