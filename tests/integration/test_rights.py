@@ -18,7 +18,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights i
     Rule,
     bound_jobs,
 )
-from evict_helpers import namespace_object, node, plan_of, ready_replicas, replicaset
+from evict_helpers import namespace_object, node, plan_of, ready_replicas, replicaset, sealed
 from operator_support import BASE_SPEC, get_kd, kd_task, operator_for
 from playbook import run_tasks
 from restricted_user import _wait_until_effective as wait_until_effective
@@ -124,7 +124,7 @@ def evict_task(kubeconfig: str, kube: Any, pods: list[dict], lease_namespace: st
         "descheduler.fleet.evict": {
             "kubeconfig": kubeconfig,
             "context": context or kube.context,
-            "plan": plan_of(pods),
+            "plan": sealed(kube, plan_of(pods)),
             "lease": {"namespace": lease_namespace},
             **FAST,
         },
