@@ -20,11 +20,27 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.executor.targets
 
 
 def written(**changes: Any) -> dict[str, Any]:
-    plan = {"now": "2026-11-22T10:00:00Z", "cluster_identity": {"uid": "uid-a", "server": "https://a"},
-            "policy": {"kind": "DeschedulerPolicy", "profiles": []},
-            "evictions": [{"order": i + 1, "namespace": "shop", "name": f"web-{i}", "uid": f"u{i}", "node": "n1",
-                           "owner": {"kind": "ReplicaSet", "name": "web"}, "plugin": "PodLifeTime",
-                           "profile": "p", "reason": "old", "frequency": 1.0} for i in range(3)], **changes}
+    plan = {
+        "now": "2026-11-22T10:00:00Z",
+        "cluster_identity": {"uid": "uid-a", "server": "https://a"},
+        "policy": {"kind": "DeschedulerPolicy", "profiles": []},
+        "evictions": [
+            {
+                "order": i + 1,
+                "namespace": "shop",
+                "name": f"web-{i}",
+                "uid": f"u{i}",
+                "node": "n1",
+                "owner": {"kind": "ReplicaSet", "name": "web"},
+                "plugin": "PodLifeTime",
+                "profile": "p",
+                "reason": "old",
+                "frequency": 1.0,
+            }
+            for i in range(3)
+        ],
+        **changes,
+    }
     return {**plan, "seal": seal_plan(plan)}
 
 
@@ -51,8 +67,10 @@ def test_each_edit_is_named() -> None:
     added["evictions"].append({"namespace": "kube-system", "name": "coredns-0", "uid": "k"})
     error = refusal(added)
     assert (error.field, error.value) == ("evictions", 4)
-    assert ("evictions has 4 entries, 3 when sealed; the first that differs is evictions[3] (kube-system/coredns-0)"
-            in str(error))
+    assert (
+        "evictions has 4 entries, 3 when sealed; the first that differs is evictions[3] (kube-system/coredns-0)"
+        in str(error)
+    )
 
     removed = written()
     removed["evictions"].pop(0)
@@ -63,11 +81,15 @@ def test_each_edit_is_named() -> None:
     error = refusal(edited)
     assert (error.field, error.value) == ("evictions[1]", "shop/web-1")
 
-    for field, change, shown in (("now", {"now": "2026-12-01T00:00:00Z"}, "now is '2026-12-01T00:00:00Z'"),
-                                 ("cluster_identity.uid", {"cluster_identity": {"uid": "uid-b"}},
-                                  "cluster_identity.uid is 'uid-b', 'uid-a' when sealed"),
-                                 ("policy", {"policy": {"kind": "DeschedulerPolicy", "profiles": [{}]}},
-                                  "policy: its sha256 is")):
+    for field, change, shown in (
+        ("now", {"now": "2026-12-01T00:00:00Z"}, "now is '2026-12-01T00:00:00Z'"),
+        (
+            "cluster_identity.uid",
+            {"cluster_identity": {"uid": "uid-b"}},
+            "cluster_identity.uid is 'uid-b', 'uid-a' when sealed",
+        ),
+        ("policy", {"policy": {"kind": "DeschedulerPolicy", "profiles": [{}]}}, "policy: its sha256 is"),
+    ):
         plan = {**written(), **change}
         error = refusal(plan)
         assert error.field == field and shown in str(error), str(error)
@@ -110,11 +132,19 @@ def test_select_and_exclude_pick_planned_pods_and_name_the_closest_when_unknown(
     targets = targets_from_plan(written())
     kept, selection = select_targets(targets, ["shop/web-*"], ["shop/web-2"])
     assert [t.name for t in kept] == ["web-0", "web-1"]
-    assert selection.as_dict() == {"select": ["shop/web-*"], "exclude": ["shop/web-2"], "planned": 3,
-                                   "executed": 2, "left_out": ["shop/web-2"]}
+    assert selection.as_dict() == {
+        "select": ["shop/web-*"],
+        "exclude": ["shop/web-2"],
+        "planned": 3,
+        "executed": 2,
+        "left_out": ["shop/web-2"],
+    }
     assert select_targets(targets, None, None)[1].as_dict()["left_out"] == []
-    with pytest.raises(PlanRefused, match=r"exclude\[0\]: 'shop/web-9' matches no pod of the plan \(the closest "
-                                          r"planned pod is shop/web-") as caught:
+    with pytest.raises(
+        PlanRefused,
+        match=r"exclude\[0\]: 'shop/web-9' matches no pod of the plan \(the closest "
+        r"planned pod is shop/web-",
+    ) as caught:
         select_targets(targets, None, ["shop/web-9"])
     assert (caught.value.field, caught.value.value) == ("exclude[0]", "shop/web-9")
     with pytest.raises(PlanRefused, match=r"select\[1\]: 'web-0' is not namespace/name"):
@@ -125,7 +155,10 @@ def test_a_plan_from_the_future_is_refused_beyond_the_skew() -> None:
     plan = written()
     planned = plan_time(plan)
     check_not_from_the_future(planned, plan["now"], planned - 120, "the cluster's clock", "p")
-    with pytest.raises(PlanRefused, match=r"p: the plan's now 2026-11-22T10:00:00Z is 30.0d after the cluster's "
-                                          r"clock \(2026-10-23T10:00:00Z\)") as caught:
+    with pytest.raises(
+        PlanRefused,
+        match=r"p: the plan's now 2026-11-22T10:00:00Z is 30.0d after the cluster's "
+        r"clock \(2026-10-23T10:00:00Z\)",
+    ) as caught:
         check_not_from_the_future(planned, plan["now"], planned - 30 * 86400, "the cluster's clock", "p")
     assert (caught.value.field, caught.value.value) == ("now", "2026-11-22T10:00:00Z")
