@@ -159,7 +159,14 @@ options:
     description: Operator verbosity, same values as O(log_level). CRD default C(Normal).
     type: str
   management_state:
-    description: C(spec.managementState), normally C(Managed). The operator does not act on other values.
+    description:
+      - C(spec.managementState). When the spec is built from the per-field options or O(legacy_spec), C(Managed)
+        unless set here.
+      - A O(spec) without C(managementState) (and without this option) is refused before any write - the API server
+        would admit it, but the operator then sets C(TargetConfigControllerDegraded) and C(ConfigObservationDegraded)
+        and scales the descheduler to 0.
+      - C(Unmanaged) and C(Removed) are written with a warning - they neither stop nor remove the descheduler (delete
+        the KubeDescheduler with O(state=absent) for that).
     type: str
   fail_on_warnings:
     description: Treat validation warnings (legal but surprising settings) as errors.
@@ -190,9 +197,10 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     var: descheduler.policy
 
-- name: The same from a whole spec, as oc shows it
+- name: The same from a whole spec, as oc shows it (managementState is required there)
   descheduler.fleet.kubedescheduler:
     spec:
+      managementState: Managed
       mode: Predictive
       deschedulingIntervalSeconds: 3600
       profiles: [AffinityAndTaints]

@@ -127,7 +127,10 @@ options:
         choices: [present, absent]
         default: present
       spec:
-        description: The whole desired KubeDescheduler spec (as M(descheduler.fleet.kubedescheduler)'s C(spec)).
+        description:
+          - The whole desired KubeDescheduler spec (as M(descheduler.fleet.kubedescheduler)'s C(spec)), with
+            C(managementState) (normally C(Managed)) - without it the operator scales the descheduler to 0, so the
+            spec is refused before any write.
         type: dict
       secondary_scheduler:
         description:
@@ -325,11 +328,13 @@ EXAMPLES = r"""
     clusters:
       - name: canary-1
         connection: {kubeconfig: ~/.kube/canary-1}
-        spec: {mode: Predictive, profiles: [AffinityAndTaints], deschedulingIntervalSeconds: 3600}
+        spec: {managementState: Managed, mode: Predictive, profiles: [AffinityAndTaints],
+               deschedulingIntervalSeconds: 3600}
       - name: prod-1
         group: wave-1
         connection: {kubeconfig: ~/.kube/prod-1}
-        spec: {mode: Predictive, profiles: [AffinityAndTaints], deschedulingIntervalSeconds: 3600}
+        spec: {managementState: Managed, mode: Predictive, profiles: [AffinityAndTaints],
+               deschedulingIntervalSeconds: 3600}
     mandatory_groups: [canary]
     inventory_groups: {canary: [canary-1]}
     max_concurrency: 25%

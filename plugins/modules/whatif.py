@@ -175,13 +175,14 @@ EXAMPLES = r"""
     placement: true
     candidates:
       - name: lifecycle
-        kubedescheduler: {profiles: [LifecycleAndUtilization]}
+        kubedescheduler: {deschedulingIntervalSeconds: 3600, profiles: [LifecycleAndUtilization]}
       - name: lifecycle-high
         kubedescheduler:
+          deschedulingIntervalSeconds: 3600
           profiles: [LifecycleAndUtilization]
           profileCustomizations: {devLowNodeUtilizationThresholds: High}
       - name: affinity-and-lifecycle
-        kubedescheduler: {profiles: [AffinityAndTaints, LifecycleAndUtilization]}
+        kubedescheduler: {deschedulingIntervalSeconds: 3600, profiles: [AffinityAndTaints, LifecycleAndUtilization]}
     objective:
       type: lowest_spread
       max_evictions: 50

@@ -16,7 +16,8 @@ from standins.kubedescheduler_types import API_VERSION, KUBEDESCHEDULER_CRD, ROU
 from standins.rest import Rest, install_crds, path, remove_crds
 
 KD_API = API_VERSION
-BASE_SPEC = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}
+BASE_SPEC = {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600,
+             "profiles": ["AffinityAndTaints"]}
 
 
 def connection(kube: Any) -> dict[str, str]:

@@ -83,7 +83,7 @@ def test_create_change_switch_mode_delete(kube: Any, operator_standin: Any, tmp_
     created = results["created"]
     assert created["changed"] is True
     assert created["msg"] == "created KubeDescheduler openshift-kube-descheduler-operator/cluster"
-    assert created["spec"] == {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
+    assert created["spec"] == {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600,
                                "profiles": ["AffinityAndTaints"], "logLevel": "Normal", "operatorLogLevel": "Normal",
                                "profileCustomizations": {"namespaces": {"excluded": ["batch"]}}}
     assert created["operand"]["rolled_out"] is True
@@ -182,3 +182,34 @@ def test_whole_object_as_spec_and_field_options_override(kube: Any, operator_sta
     assert stored is not None
     assert stored["spec"]["deschedulingIntervalSeconds"] == 600
     assert stored["spec"]["managementState"] == "Managed"
+
+
+def test_management_state_is_managed_unless_told_and_required_in_a_given_spec(kube: Any, operator_standin: Any,
+                                                                              tmp_path: Path) -> None:
+    """The real operator degrades and scales the descheduler to 0 without spec.managementState (operator-observed.md):
+    a spec given without it is refused before any write; one the module builds is Managed; Unmanaged warns."""
+    without = {key: value for key, value in BASE_SPEC.items() if key != "managementState"}
+    process, results = run_tasks(tmp_path, [{**kd_task(kube, "refused", spec=without), "ignore_errors": True}])
+    refused = results["refused"]
+    assert refused["failed"] is True
+    assert refused["msg"].startswith("KubeDescheduler openshift-kube-descheduler-operator/cluster not changed: the "
+                                     "spec has 1 error(s). (1) spec.managementState=null: not set; the API server "
+                                     "admits the object, but the operator then sets TargetConfigControllerDegraded "
+                                     "and ConfigObservationDegraded and scales the descheduler to 0 replicas"), \
+        refused["msg"]
+    assert 'Fix: set spec.managementState to "Managed"' in refused["msg"]
+    assert refused["validation_errors"][0]["operator_message"] == (
+        "spec.managementState in body should match '^(Managed|Unmanaged|Force|Removed)$'")
+    assert get_kd(kube) is None
+
+    options = {"descheduling_interval_seconds": 3600, "profiles": ["AffinityAndTaints"], "mode": "Predictive"}
+    results = run_ok(tmp_path, [kd_task(kube, "built", **options),
+                                kd_task(kube, "unmanaged", **options, management_state="Unmanaged")])
+    assert results["built"]["spec"]["managementState"] == "Managed"
+    assert results["built"]["operand"]["replicas"] == 1
+    warning = next(w for w in results["unmanaged"]["validation_warnings"] if w["field"] == "spec.managementState")
+    assert "Unmanaged neither stops nor removes the descheduler" in warning["message"]
+    assert results["unmanaged"]["changes"] == [
+        {"field": "spec.managementState", "before": "Managed", "after": "Unmanaged"}]
+    stored = get_kd(kube)
+    assert stored is not None and stored["spec"]["managementState"] == "Unmanaged"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubelet_standin import NEVER_READY
 from operator_support import (
     BASE_SPEC,
     assert_succeeded,
@@ -27,8 +28,8 @@ from operator_support import (
 )
 from playbook import run_tasks
 from restricted_user import restricted_kubeconfig, user_name
-from standins.descheduler_operator import GENERATION_ANNOTATION, OPERATOR_NAMESPACE, OPERATOR_POD_SELECTOR
-from standins.rest import wait_until
+from standins.descheduler_operator import GENERATION_ANNOTATION, KD_PATH, OPERATOR_NAMESPACE, OPERATOR_POD_SELECTOR
+from standins.rest import Rest, wait_until
 
 
 @pytest.fixture
@@ -77,7 +78,7 @@ LEGACY_DOCS_EXAMPLE = {
 def test_legacy_spec_is_translated_applied_and_reported(kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     task = kd_task(kube, "migrated", legacy_spec=LEGACY_DOCS_EXAMPLE, mode="Predictive")
     result = run_ok(tmp_path, [task])["migrated"]
-    assert result["spec"] == {"deschedulingIntervalSeconds": 3600, "mode": "Predictive",
+    assert result["spec"] == {"managementState": "Managed", "deschedulingIntervalSeconds": 3600, "mode": "Predictive",
                               "profiles": ["TopologyAndDuplicates", "LongLifecycle", "EvictPodsWithPVC"],
                               "logLevel": "Normal", "operatorLogLevel": "Normal"}
     report = result["legacy_translation"]
@@ -157,7 +158,7 @@ def test_log_only_refusal_times_out_with_the_operator_log(kube: Any, operator_st
     assert result["msg"].startswith("the operator did not roll out generation 2 of KubeDescheduler cluster within 2s "
                                     "(the descheduler still runs generation 1); it may have refused it without a "
                                     "condition (log-only). Its log says: ")
-    assert "key failed with : Protected namespace openshift-gone included." in result["msg"]
+    assert 'failed with : Protected namespace openshift-gone included.' in result["msg"]
     assert len(result["operator_log"]) == 1
     policy = get_object(kube, "configmaps", "cluster")
     assert policy is not None  # the previous policy stays
@@ -211,3 +212,66 @@ def test_forbidden_write_names_the_missing_permission(kube: Any, operator_standi
     assert "create kubedeschedulers (API group 'operator.openshift.io') at the cluster scope" in message
     assert "ClusterRole descheduler-fleet-configuring" in message
     assert get_kd(kube) is None
+
+
+def degraded_conditions(kube: Any) -> dict[str, str]:
+    conditions = ((get_kd(kube) or {}).get("status") or {}).get("conditions") or []
+    return {c["type"]: c.get("reason", "") for c in conditions if c.get("status") == "True"}
+
+
+def operand_replicas(kube: Any) -> int | None:
+    deployment = get_object(kube, "deployments", "descheduler", api_version="apps/v1")
+    return None if deployment is None else deployment["spec"]["replicas"]
+
+
+def test_a_kubedescheduler_without_management_state_stops_descheduling(kube: Any, operator_standin: Any,
+                                                                       tmp_path: Path) -> None:
+    """Written around the module (oc apply), a spec without managementState is admitted by the API server; the
+    operator degrades and scales the descheduler to 0, as the real one was seen to do. The module says so on its
+    next run, refuses the same spec, and a spec with managementState brings the descheduler back."""
+    run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])
+    assert operand_replicas(kube) == 1
+    with kube.api_client() as client:
+        Rest(client).change(KD_PATH, lambda current: current["spec"].pop("managementState"))
+    message = "spec.managementState in body should match '^(Managed|Unmanaged|Force|Removed)$'"
+    wait_until(lambda: operand_replicas(kube) == 0, 120, 0.2, "the operator to scale the descheduler to 0")
+    assert degraded_conditions(kube) == {"TargetConfigControllerDegraded": message,
+                                         "ConfigObservationDegraded": message}
+
+    without = {key: value for key, value in BASE_SPEC.items() if key != "managementState"}
+    process, results = run_tasks(tmp_path, [{**kd_task(kube, "refused", spec=without), "ignore_errors": True}])
+    assert results["refused"]["failed"] is True
+    assert "spec.managementState=null" in results["refused"]["msg"]
+
+    recovered = run_ok(tmp_path, [kd_task(kube, "recovered", spec=BASE_SPEC)])["recovered"]
+    assert recovered["operand"]["replicas"] == 1
+    assert degraded_conditions(kube) == {}
+    assert {c["type"] for c in recovered["conditions"]} == {
+        "TargetConfigControllerDegraded", "ConfigObservationDegraded", "ResourceSyncControllerDegraded"}
+
+
+def test_an_error_only_the_operand_meets_is_rendered_without_a_word(kube: Any, operator_standin: Any,
+                                                                     tmp_path: Path) -> None:
+    """A thresholdPriorityClassName naming no PriorityClass: the operator renders and logs nothing; the descheduler
+    pod fails (here: never becomes Ready). The module refuses it before writing; written around the module, the
+    stand-in behaves as the operator does."""
+    spec = {**BASE_SPEC, "profileCustomizations": {"thresholdPriorityClassName": "no-such-class"}}
+    process, results = run_tasks(tmp_path, [{**kd_task(kube, "refused", spec=spec), "ignore_errors": True}])
+    assert results["refused"]["failed"] is True
+    error = results["refused"]["validation_errors"][0]
+    assert error["field"] == "spec.profileCustomizations.thresholdPriorityClassName"
+    assert error["operator_behaviour"] == "operand-fails"
+    assert get_kd(kube) is None
+
+    with kube.api_client() as client:
+        Rest(client).create(KD_PATH.rsplit("/", 1)[0], {
+            "apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
+            "metadata": {"name": "cluster", "namespace": OPERATOR_NAMESPACE}, "spec": spec})
+    wait_until(lambda: rendered_generation(kube) == "1", 120, 0.2, "the operator to render generation 1")
+    policy = get_object(kube, "configmaps", "cluster")
+    assert policy is not None and "name: no-such-class" in policy["data"]["policy.yaml"]
+    assert degraded_conditions(kube) == {}
+    assert operator_standin.operator_log == []  # nothing logged (the operator pod has no log to serve either)
+    deployment = get_object(kube, "deployments", "descheduler", api_version="apps/v1")
+    assert deployment is not None
+    assert deployment["spec"]["template"]["metadata"]["annotations"][NEVER_READY] == "true"  # the pod fails

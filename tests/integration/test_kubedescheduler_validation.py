@@ -56,7 +56,7 @@ SPEC_ONLY_RULES: dict[str, tuple[dict, list[str]]] = {
     "interval below 1": ({**BASE_SPEC, "deschedulingIntervalSeconds": 0},
                          ["spec.deschedulingIntervalSeconds=0", "greater than or equal to 1",
                           "Fix: set spec.deschedulingIntervalSeconds to 1 or more"]),
-    "interval missing": ({"mode": "Predictive", "profiles": ["AffinityAndTaints"]},
+    "interval missing": ({"managementState": "Managed", "mode": "Predictive", "profiles": ["AffinityAndTaints"]},
                          ["spec.deschedulingIntervalSeconds=null",
                           '"descheduler should have an interval set and it should be greater than 0"']),
     "too many profiles": ({**BASE_SPEC, "profiles": list(PROFILES) + ["AffinityAndTaints"]},

@@ -33,7 +33,8 @@ sys.path.insert(0, str(REPO / "examples"))
 from generate_cluster import build_cluster  # noqa: E402
 
 PLAYBOOK = REPO / "playbooks" / "tune.yml"
-BASE = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}
+BASE = {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600,
+        "profiles": ["AffinityAndTaints"]}
 NEW_INTERVAL = 1800
 GROUPS = {"canary": "canaries", "prod-a": "wave-1", "prod-b": "wave-2"}
 RECORD = "descheduler-fleet-last-good"

@@ -27,7 +27,8 @@ from playbook import run_tasks
 from standins.descheduler_operator import OPERATOR_NAMESPACE, DeschedulerOperator
 from standins.rest import Rest, path, wait_until
 
-SPEC = {"mode": "Automatic", "deschedulingIntervalSeconds": 3600, "profiles": ["LifecycleAndUtilization"]}
+SPEC = {"managementState": "Managed", "mode": "Automatic", "deschedulingIntervalSeconds": 3600,
+        "profiles": ["LifecycleAndUtilization"]}
 RECORD = "descheduler-fleet-last-good"
 PLANNED = {"namespace": "shop", "name": "web-1", "node": "control-plane-1", "plugin": "PodLifeTime"}
 STRANGER = {"namespace": "payments", "name": "ledger-0", "node": "control-plane-1", "plugin": "RemoveDuplicates"}

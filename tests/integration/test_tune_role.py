@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO / "examples"))
 from generate_cluster import build_cluster  # noqa: E402
 
 PLAYBOOK = REPO / "playbooks" / "tune.yml"
-DEFAULTS = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600,
+DEFAULTS = {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600,
             "profiles": ["AffinityAndTaints", "LifecycleAndUtilization"],
             "profileCustomizations": {"podLifetime": "1h", "namespaces": {"excluded": ["batch"]}}}
 
@@ -82,7 +82,7 @@ def test_fleet_defaults_with_per_cluster_overrides_idempotent(fleet: dict[str, A
     for name in ("canary", "prod-a"):
         assert stored_spec(fleet[name]) == {**DEFAULTS, "logLevel": "Normal", "operatorLogLevel": "Normal"}
     assert stored_spec(fleet["prod-b"]) == {
-        "mode": "Predictive", "deschedulingIntervalSeconds": 600,
+        "managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 600,
         "profiles": ["AffinityAndTaints", "LifecycleAndUtilization"],
         "profileCustomizations": {"podLifetime": "1h", "namespaces": {"excluded": ["batch", "reports"]},
                                   "thresholdPriority": 10000},
@@ -189,3 +189,25 @@ def test_canary_failure_stops_the_rollout(fleet: dict[str, Any], tmp_path: Path)
     assert "Fleet: 0 tuned, 0 unchanged, 1 failed, 2 not reached yet (of 3)" in process.stdout
     assert all(stored_spec(fleet[name]) is None for name in fleet)
     assert "prod-a" not in "\n".join(line for line in process.stdout.splitlines() if line.startswith("TASK"))
+
+
+def test_management_state_comes_from_the_role_default_and_is_required(fleet: dict[str, Any],
+                                                                      tmp_path: Path) -> None:
+    """tune_spec_defaults defaults to {managementState: Managed}; a fleet-wide spec of one's own without it is refused
+    before any write (the operator would scale the descheduler to 0)."""
+    without = {key: value for key, value in DEFAULTS.items() if key != "managementState"}
+    host = {"ansible_connection": "local", "tune_wait_sleep": 1,
+            "descheduler_fleet_connection": {"kubeconfig": str(fleet["canary"].kubeconfig),
+                                             "context": fleet["canary"].context}}
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump({"clusters": {"vars": {"tune_spec_defaults": without},
+                                                 "hosts": {"canary": host}}}))
+    refused = tune(path)
+    assert refused.returncode != 0
+    assert "spec.managementState=null: not set" in refused.stdout, refused.stdout[-5000:]
+    assert stored_spec(fleet["canary"]) is None
+
+    path.write_text(yaml.safe_dump({"clusters": {"hosts": {"canary": {**host, "tune_spec": without}}}}))
+    process = tune(path)
+    assert process.returncode == 0, process.stdout[-5000:]
+    assert stored_spec(fleet["canary"]) == {**DEFAULTS, "logLevel": "Normal", "operatorLogLevel": "Normal"}

@@ -210,7 +210,8 @@ def _check_scalar_spec_fields(spec: dict) -> list[Finding]:
                 _error(
                     "spec.managementState",
                     state,
-                    f"does not match the CRD pattern {MANAGEMENT_STATE_PATTERN.pattern}",
+                    f"does not match the CRD pattern {MANAGEMENT_STATE_PATTERN.pattern}; an object holding it anyway "
+                    "makes the operator degrade and scale the descheduler to 0",
                     'use "Managed"',
                     ADMISSION_REJECTED,
                 )

@@ -205,6 +205,8 @@ def _translate_plain_fields(spec: dict, translation: _Translation) -> None:
         translation.spec["deschedulingIntervalSeconds"] = interval
         translation.record(MAPS, "spec.deschedulingIntervalSeconds", interval, "spec.deschedulingIntervalSeconds",
                            "same meaning: seconds between descheduling cycles")
+    # without managementState the v1 operator degrades and scales the descheduler to 0: a translation is Managed
+    translation.spec["managementState"] = "Managed"
     for name in ("managementState", "logLevel", "operatorLogLevel"):
         if spec.get(name) is not None:
             translation.spec[name] = spec[name]

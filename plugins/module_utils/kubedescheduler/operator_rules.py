@@ -13,6 +13,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     LIFECYCLE_PROFILES,
     LOG_ONLY_IGNORED,
     LOW_NODE_UTILIZATION_PROFILES,
+    MANAGEMENT_STATE_PATTERN,
     MONITORING_LABEL,
     OPERAND_FAILS,
     OPERATOR_NAMESPACE,
@@ -49,6 +50,24 @@ def _check_interval_set(spec: dict) -> list[Finding]:
             "set spec.deschedulingIntervalSeconds to the seconds between descheduling cycles, e.g. 3600",
             DEGRADED_SCALE_TO_ZERO,
             "descheduler should have an interval set and it should be greater than 0",
+        )
+    ]
+
+
+def check_management_state_set(spec: dict) -> list[Finding]:
+    """The API server admits a spec without managementState (no default, not required), but the operator re-validates
+    the object against OperatorSpec, degrades and scales the descheduler to 0 (operator-observed.md #1)."""
+    if _present(spec, "managementState"):
+        return []
+    return [
+        _error(
+            "spec.managementState",
+            None,
+            "not set; the API server admits the object, but the operator then sets TargetConfigControllerDegraded and "
+            "ConfigObservationDegraded and scales the descheduler to 0 replicas: nothing is descheduled",
+            'set spec.managementState to "Managed"',
+            DEGRADED_SCALE_TO_ZERO,
+            f"spec.managementState in body should match '{MANAGEMENT_STATE_PATTERN.pattern}'",
         )
     ]
 

@@ -350,6 +350,7 @@ def render_policy(
     *,
     namespaces: Optional[list[str]] = None,
     prometheus_url: str = DEFAULT_PROMETHEUS_URL,
+    validate: bool = True,
 ) -> dict:
     """The DeschedulerPolicy (descheduler/v1alpha2) the operator writes to ConfigMap ``cluster`` key ``policy.yaml``.
 
@@ -358,11 +359,16 @@ def render_policy(
     host of route openshift-monitoring/prometheus-k8s (used only when Prometheus metrics are needed).
 
     Raises KubeDeschedulerError for every error that can be judged from the spec alone (admission rejections,
-    operator refusals, a missing interval), never for warnings. Profiles keep the spec order; EvictPodsWithPVC and
-    EvictPodsWithLocalStorage only change DefaultEvictor; deprecated names are emitted under their new names.
+    operator refusals, a missing interval; not a missing managementState), never for warnings. Profiles keep the
+    spec order; EvictPodsWithPVC and EvictPodsWithLocalStorage only change DefaultEvictor; deprecated names are
+    emitted under their new names.
     The output equals yaml.safe_load of the operator's policy.yaml (see ``compact_policy`` for a leaner form).
+    ``validate=False``: render what the operator would write for a spec whose errors were judged elsewhere (one only
+    the operand meets is rendered all the same).
     """
-    _raise_for_errors(validate_kubedescheduler_spec(spec, namespaces=namespaces))
+    if validate:
+        # managementState does not change the rendering: a preview of a spec without it is the policy it asks for
+        _raise_for_errors(validate_kubedescheduler_spec(spec, namespaces=namespaces, management_state_required=False))
     inputs = _render_inputs(spec, namespaces)
     policy: dict = {"apiVersion": POLICY_API_VERSION, "kind": POLICY_KIND}
     if _needs_prometheus(inputs.profiles, inputs.customizations):

@@ -110,10 +110,11 @@ def operator_log_errors(api_client: Any) -> list[str]:
 def _timeout_error(api_client: Any, state: OperandState, generation: int, timeout: float) -> OperandNotReady:
     details = {"operand": state.summary()}
     if state.degraded:
-        reasons = "; ".join(condition_text(c) for c in state.degraded)
+        # each condition by its own name: a missing managementState degrades ConfigObservationDegraded too
+        says = "; ".join(f"{c.get('type') or DEGRADED_CONDITION} says {condition_text(c)!r}" for c in state.degraded)
         return OperandNotReady(
-            f"the operator refused generation {generation} of KubeDescheduler cluster: {DEGRADED_CONDITION} says "
-            f"{reasons!r}; it scaled the descheduler to 0. Fix the cause and run again", **details)
+            f"the operator refused generation {generation} of KubeDescheduler cluster: {says}; it scaled the "
+            "descheduler to 0. Fix the cause and run again", **details)
     if not state.applied(generation):
         log = operator_log_errors(api_client)
         details["operator_log"] = log

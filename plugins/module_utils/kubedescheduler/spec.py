@@ -4,6 +4,10 @@ Three sources, in this order: ``spec`` (a whole v1 spec, camelCase) or ``legacy_
 v1), then the per-field options (snake_case), each of which replaces that top-level field. The result is the whole
 spec: a field set by none of them is removed from the cluster's object (declarative), except the CRD defaults (mode
 Predictive, logLevel and operatorLogLevel Normal), which the API server would put back anyway.
+
+A spec the collection builds (from the per-field options or a translated ``legacy_spec``) gets ``managementState:
+Managed`` unless ``management_state`` says otherwise: without it the operator degrades and scales the descheduler to 0.
+A ``spec`` the user gives is taken as written; validation refuses it without managementState.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ CUSTOMIZATION_OPTIONS = {
     "dev_migration_history_window": "devMigrationHistoryWindow",
 }
 NAMESPACE_OPTIONS = {"included": "included", "excluded": "excluded"}
+MANAGED = "Managed"  # what the collection writes when it creates the spec itself
 
 
 def spec_of(document: Any) -> Any:
@@ -108,6 +113,8 @@ def _base_spec(params: Mapping[str, Any]) -> tuple[dict[str, Any], Optional[dict
 def desired_spec(params: Mapping[str, Any]) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
     """The whole desired spec as the user wrote it (before CRD defaults), and the legacy translation if any."""
     spec, translation = _base_spec(params)
+    if params.get("spec") is None:
+        spec.setdefault("managementState", MANAGED)
     spec.update(_field_options(params))
     return spec, translation
 

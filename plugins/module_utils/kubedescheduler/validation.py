@@ -16,6 +16,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_rules import (
     _runtime_findings,
+    check_management_state_set,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
     Finding,
@@ -60,6 +61,7 @@ def validate_kubedescheduler_spec(
     nodes: Optional[list[dict]] = None,
     namespace_labels: Optional[dict] = None,
     scheduler_profile: Optional[str] = None,
+    management_state_required: bool = True,
 ) -> list[Finding]:
     """Validate a KubeDescheduler ``spec`` as the API server and the operator would.
 
@@ -73,11 +75,16 @@ def validate_kubedescheduler_spec(
     - ``namespace_labels``: labels of namespace openshift-kube-descheduler-operator (or {namespace: labels});
     - ``scheduler_profile``: spec.profile of schedulers.config.openshift.io/cluster.
 
+    ``management_state_required``: a missing managementState is an error (the operator degrades and scales the
+    descheduler to 0); False where only the rendering matters (a plan's preview renders the same policy either way).
+
     Not checkable here: /proc/pressure in the operator pod (PSI) and the prometheus-k8s route.
     """
     if not isinstance(spec, dict):
         return [_type_error("spec", spec, "an object")]
     findings = _admission_findings(spec)
+    if management_state_required:
+        findings += check_management_state_set(spec)
     findings += _runtime_findings(spec, namespaces, priority_class_names, nodes, namespace_labels, scheduler_profile)
     findings += _warning_findings(spec)
     return findings

@@ -217,8 +217,10 @@ def _warn_operator_spec_fields(spec: dict) -> list[Finding]:
             _warning(
                 "spec.managementState",
                 state,
-                "the descheduler operator does not read managementState; the descheduler keeps running",
-                'use "Managed"; delete the KubeDescheduler to stop the descheduler',
+                f"{state} neither stops nor removes the descheduler: the operator's target-config controller does "
+                "not read managementState (read from its code), so it keeps rendering this spec and running the "
+                "descheduler",
+                'use "Managed"; to stop descheduling delete the KubeDescheduler (state: absent)',
             )
         )
     for name in ("observedConfig", "unsupportedConfigOverrides"):

@@ -6,15 +6,20 @@
     operator.set_operand_log(text)      # the operand pods' log, served by the API server as `pods/log`
 
 Each pass reads KubeDescheduler `cluster` and validates it as the operator does, with the facts the operator sees
-(the namespaces that existed when it started, priority classes, nodes, its namespace's labels,
-`schedulers.config.openshift.io/cluster`, the prometheus-k8s route, PSI), then
+(the namespaces that existed when it started, frozen until `restart()`, priority classes, nodes, its namespace's
+labels, `schedulers.config.openshift.io/cluster`, the prometheus-k8s route, PSI), then, as the real operator was seen
+to do (reference operator-observed.md):
 - "S" errors: scales Deployment `descheduler` to 0 and sets `TargetConfigControllerDegraded=True` (reason = the
-  error), as scaleDownDeployment does;
-- "L" errors: logs `key failed with : <error>` in the operator log (once per distinct error) and changes nothing;
+  error), as scaleDownDeployment does; a missing `spec.managementState` also sets `ConfigObservationDegraded=True`
+  ("spec.managementState in body should match ...");
+- "L" errors: logs `"key" failed with : <error>` in the operator log (once per distinct error) and changes nothing;
+- errors of the operand (a priority class that does not exist, a threshold above system-critical...): the operator
+  renders and writes as usual, logs nothing, and the operand's pods never become Ready;
 - otherwise writes ConfigMap `cluster` (`policy.yaml`) and Deployment `descheduler` (args with
   `--descheduling-interval`, `--dry-run=true` for Predictive, `-v=N`, feature gates; pod template annotations
   `kubedeschedulers.operator.openshift.io/cluster: <generation>` and `configmaps/cluster: <resourceVersion>`), both
-  owned by the KubeDescheduler, and sets the condition to False.
+  owned by the KubeDescheduler, and sets the three conditions it reports (`TargetConfigControllerDegraded`,
+  `ConfigObservationDegraded`, `ResourceSyncControllerDegraded`) to False.
 Rolling the Deployment out is the cluster's job (kube-controller-manager and the kubelet stand-in); with
 `operand_ready=False` the operand's pods are annotated never to become Ready (kubelet_standin.NEVER_READY).
 
@@ -37,15 +42,13 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     ERROR,
     KUBEVIRT_PROFILES,
     LOG_ONLY_IGNORED,
+    OPERAND_FAILS,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import (
     render_policy,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
     validate_kubedescheduler_spec,
-)
-from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
-    KubeDeschedulerError,
 )
 from kubelet_logs import write_pod_log
 from kubelet_standin import NEVER_READY
@@ -63,6 +66,9 @@ OPERAND_SERVICE_ACCOUNT = "openshift-descheduler-operand"
 OPERAND_IMAGE = "registry.redhat.io/kube-descheduler-operator/descheduler-rhel9:v5.4.0"
 GENERATION_ANNOTATION = "kubedeschedulers.operator.openshift.io/cluster"
 DEGRADED = "TargetConfigControllerDegraded"
+CONFIG_OBSERVATION_DEGRADED = "ConfigObservationDegraded"
+RESOURCE_SYNC_DEGRADED = "ResourceSyncControllerDegraded"
+CONDITIONS = (DEGRADED, CONFIG_OBSERVATION_DEGRADED, RESOURCE_SYNC_DEGRADED)
 VERBOSITY = {"Normal": 2, "Debug": 4, "Trace": 6, "TraceAll": 8}
 DEFAULT_PROMETHEUS_HOST = "prometheus-k8s-openshift-monitoring.apps.emulated.example"
 KD_PATH = path(API_VERSION, "kubedeschedulers", OPERATOR_NAMESPACE, "cluster")
@@ -155,9 +161,11 @@ class DeschedulerOperator(StandIn):
         if outcome == DEGRADED_SCALE_TO_ZERO:
             self._log_once("E", "target_config_reconciler.go:201",
                            f'"descheduler sync failed" err="{message}"')
-            self._scale_down(kubedescheduler, message)
+            # the re-validation of the object against OperatorSpec fails the config observer too
+            observation = message if message.startswith("spec.managementState") else None
+            self._scale_down(kubedescheduler, message, observation)
         elif outcome == LOG_ONLY_IGNORED:
-            self._log_once("E", "controller.go:154", f'"Unhandled Error" err="key failed with : '
+            self._log_once("E", "controller.go:154", f'"Unhandled Error" err="\\"key\\" failed with : '
                            f'{message}"')
         else:
             self._render(kubedescheduler, spec)
@@ -204,6 +212,11 @@ class DeschedulerOperator(StandIn):
         if logged:
             return LOG_ONLY_IGNORED, logged[0].operator_message or logged[0].message
         return None, ""
+
+    def _operand_fails(self, spec: dict[str, Any]) -> bool:
+        """An error only the operand meets (the operator renders it without a word): its pods never become Ready."""
+        return any(f.severity == ERROR and f.operator_behaviour == OPERAND_FAILS
+                   for f in validate_kubedescheduler_spec(spec, **self._facts()))
 
     # -- logs --
 
@@ -259,13 +272,8 @@ class DeschedulerOperator(StandIn):
                  "uid": kubedescheduler["metadata"]["uid"]}]
 
     def _render(self, kubedescheduler: dict[str, Any], spec: dict[str, Any]) -> None:
-        try:
-            policy = render_policy(spec, namespaces=self.started_namespaces,
-                                   prometheus_url=self._prometheus_host() or DEFAULT_PROMETHEUS_HOST)
-        except KubeDeschedulerError as error:  # operand-side failures: the operator renders, the pod fails
-            self._log_once("E", "controller.go:154",
-                           f'"Unhandled Error" err="key failed with : {error}"')
-            return
+        policy = render_policy(spec, namespaces=self.started_namespaces, validate=False,
+                               prometheus_url=self._prometheus_host() or DEFAULT_PROMETHEUS_HOST)
         configmap = self._apply("configmaps", {
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "cluster", "namespace": OPERATOR_NAMESPACE,
@@ -278,24 +286,21 @@ class DeschedulerOperator(StandIn):
                                                      "ownerReferences": self._owner(kubedescheduler)}})
         annotations = {GENERATION_ANNOTATION: str(kubedescheduler["metadata"].get("generation", 1)),
                        "configmaps/cluster": configmap["metadata"]["resourceVersion"],
-                       **({} if self.operand_ready else {NEVER_READY: "true"})}
+                       **({} if self.operand_ready and not self._operand_fails(spec) else {NEVER_READY: "true"})}
         deployment = self._apply("deployments", operand_deployment(self._owner(kubedescheduler), spec, annotations))
-        self._set_status({"type": DEGRADED, "status": "False"}, deployment)
+        self._set_status([{"type": name, "status": "False"} for name in CONDITIONS], deployment)
 
-    def _scale_down(self, kubedescheduler: dict[str, Any], message: str) -> None:
+    def _scale_down(self, kubedescheduler: dict[str, Any], message: str, observation: str | None) -> None:
         url = path("apps/v1", "deployments", OPERATOR_NAMESPACE, OPERAND)
         deployment = self.rest.change(url, lambda d: d["spec"].update(replicas=0))
-        self._set_status({"type": DEGRADED, "status": "True", "reason": message}, deployment)
+        observed = {"type": CONFIG_OBSERVATION_DEGRADED, "status": "False"} if observation is None else {
+            "type": CONFIG_OBSERVATION_DEGRADED, "status": "True", "reason": observation}
+        self._set_status([{"type": DEGRADED, "status": "True", "reason": message}, observed], deployment)
 
-    def _set_status(self, condition: dict[str, Any], deployment: dict[str, Any] | None) -> None:
+    def _set_status(self, conditions: list[dict[str, Any]], deployment: dict[str, Any] | None) -> None:
         def edit(current: dict[str, Any]) -> None:
             status = current.setdefault("status", {})
-            previous = next((c for c in status.get("conditions") or [] if c.get("type") == condition["type"]), None)
-            since = (previous or {}).get("lastTransitionTime") \
-                if (previous or {}).get("status") == condition["status"] \
-                else datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            others = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-            status["conditions"] = others + [{**condition, "lastTransitionTime": since}]
+            status["conditions"] = _with_conditions(status.get("conditions") or [], conditions)
             if deployment is not None:
                 status["generations"] = [{"group": "apps", "resource": "deployments", "namespace": OPERATOR_NAMESPACE,
                                           "name": OPERAND,
@@ -303,6 +308,18 @@ class DeschedulerOperator(StandIn):
                 status["readyReplicas"] = (deployment.get("status") or {}).get("readyReplicas", 0)
 
         self.rest.change(KD_PATH + "/status", edit)
+
+
+def _with_conditions(current: list[dict[str, Any]], changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``current`` with each of ``changes`` set, its lastTransitionTime kept while its status stays."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    changed = {c["type"] for c in changes}
+    result = [c for c in current if c.get("type") not in changed]
+    for condition in changes:
+        previous = next((c for c in current if c.get("type") == condition["type"]), None) or {}
+        since = previous.get("lastTransitionTime") if previous.get("status") == condition["status"] else now
+        result.append({**condition, "lastTransitionTime": since})
+    return result
 
 
 def _merged(current: Any, desired: Any) -> Any:

@@ -55,6 +55,7 @@ def entry(report: dict, outcome: str, source: str) -> dict:
 def test_documentation_example_spec() -> None:
     report = translate_legacy_spec(DOCS_EXAMPLE)
     assert report["spec"] == {
+        "managementState": "Managed",
         "deschedulingIntervalSeconds": 3600,
         "mode": "Automatic",
         "profiles": ["TopologyAndDuplicates", "LongLifecycle", "EvictPodsWithPVC"],
@@ -145,6 +146,7 @@ README_46 = {
 def test_lifecycle_namespaces_priority_and_flags() -> None:
     report = translate_legacy_spec(README_46)
     assert report["spec"] == {
+        "managementState": "Managed",
         "deschedulingIntervalSeconds": 1800,
         "logLevel": "Debug",
         "mode": "Predictive",
@@ -226,6 +228,7 @@ def test_image_other_flags_and_missing_interval() -> None:
         "strategies": [{"name": "PodLifeTime"}],
     })
     assert report["spec"] == {
+        "managementState": "Managed",
         "mode": "Automatic",
         "evictionLimits": {"node": 5},
         "profiles": ["LifecycleAndUtilization", "EvictPodsWithLocalStorage", "EvictPodsWithPVC"],

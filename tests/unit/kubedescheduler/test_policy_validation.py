@@ -500,7 +500,21 @@ def test_mode_default_and_management_state() -> None:
     del spec["mode"]
     found = {f.field: f for f in warnings(validate_kubedescheduler_spec(spec))}
     assert "Predictive" in found["spec.mode"].message
-    assert "does not read managementState" in found["spec.managementState"].message
+    assert "neither stops nor removes the descheduler" in found["spec.managementState"].message
+
+
+def test_missing_management_state_degrades_the_operator() -> None:
+    spec = make_spec(["AffinityAndTaints"])
+    del spec["managementState"]
+    finding = only(validate_kubedescheduler_spec(spec), "spec.managementState", "error")
+    assert finding.operator_behaviour == DEGRADED_SCALE_TO_ZERO
+    assert finding.operator_message == ("spec.managementState in body should match "
+                                        "'^(Managed|Unmanaged|Force|Removed)$'")
+    assert "scales the descheduler to 0" in finding.message and 'Fix: set spec.managementState to "Managed"' in (
+        finding.message)
+    # the rendering does not depend on it: a plan's preview of such a spec is the policy it asks for
+    assert errors(validate_kubedescheduler_spec(spec, management_state_required=False)) == []
+    assert [p["name"] for p in render(spec)["profiles"]] == ["AffinityAndTaints"]
 
 
 def test_operator_owned_fields_are_warned() -> None:

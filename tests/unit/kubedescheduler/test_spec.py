@@ -167,3 +167,19 @@ def test_an_operand_past_its_progress_deadline_fails_at_once(monkeypatch: pytest
                                         "message": 'ReplicaSet "descheduler-7c" has timed out progressing.'}]
     with pytest.raises(OperandNotReady, match="descheduler exceeded its progress deadline: ReplicaSet"):
         run_wait(monkeypatch, [rollout.OperandState({}, stalled)], timeout=100)
+
+
+def test_a_spec_the_collection_builds_is_managed_unless_told_otherwise() -> None:
+    options = {"mode": "Predictive", "descheduling_interval_seconds": 3600, "profiles": ["AffinityAndTaints"]}
+    assert desired_spec(options)[0]["managementState"] == "Managed"
+    assert desired_spec({**options, "management_state": "Unmanaged"})[0]["managementState"] == "Unmanaged"
+    legacy = desired_spec({"legacy_spec": {"deschedulingIntervalSeconds": 60, "strategies": [{"name": "duplicates"}]}})
+    assert legacy[0]["managementState"] == "Managed"
+    kept = desired_spec({"legacy_spec": {"deschedulingIntervalSeconds": 60, "managementState": "Removed"}})
+    assert kept[0]["managementState"] == "Removed"
+
+
+def test_a_spec_the_user_gives_is_taken_as_written() -> None:
+    spec = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}
+    assert "managementState" not in desired_spec({"spec": spec})[0]
+    assert desired_spec({"spec": spec, "management_state": "Managed"})[0]["managementState"] == "Managed"
