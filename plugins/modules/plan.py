@@ -112,8 +112,10 @@ options:
     type: str
   prometheus_url:
     description:
-      - Prometheus URL written into a translated KubeDescheduler policy that needs one (the operator uses the
-        C(prometheus-k8s) route).
+      - Prometheus URL written into a translated KubeDescheduler policy that needs one. Without it, reading a live
+        cluster, C(https://) and the admitted host (C(status.ingress[0].host)) of the route
+        C(openshift-monitoring/prometheus-k8s), as the operator builds it; offline, or without that route, a
+        placeholder ending in C(.invalid).
       - Also where a C(LowNodeUtilization) with C(metricsUtilization.source=Prometheus) is queried live (an instant
         query at O(now), as upstream sends it) when O(prometheus_result) does not answer its query. Reading a live
         cluster without it, the C(openshift-monitoring/prometheus-k8s) route, else the policy's

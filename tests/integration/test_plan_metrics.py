@@ -306,3 +306,30 @@ def test_live_kubevirt_profile_reads_vmis_and_prometheus(kube: Any, tmp_path: Pa
     assert any("KubevirtMigrationAware Filter" in reason for reason in plan["spared"]["by_reason"])
     assert plan["summary"]["vms_to_migrate"] == 2
     assert [t["key"] for t in plan["soft_taints"]["nodes"]["w1"]][-1].endswith("/overutilized")
+
+
+def test_live_kubedescheduler_plan_takes_the_prometheus_url_from_the_route(loaded: Any, tmp_path: Path) -> None:
+    """Without prometheus_url, the policy names https://<admitted host of openshift-monitoring/prometheus-k8s>, as
+    the operator renders it (operator-observed.md), and the plan queries it there."""
+    from standins.kubedescheduler_types import ROUTE_CRD
+    from standins.rest import Rest, install_crds, path
+
+    host = "127.0.0.1:9"  # nothing listens: the query fails at once, naming the URL
+    with loaded.api_client() as client:
+        rest = Rest(client)
+        install_crds(rest, [ROUTE_CRD])
+        rest.create_if_absent(path("v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace",
+                                                         "metadata": {"name": "openshift-monitoring"}})
+        routes = path("route.openshift.io/v1", "routes", "openshift-monitoring")
+        rest.create(routes, {"apiVersion": "route.openshift.io/v1", "kind": "Route",
+                             "metadata": {"name": "prometheus-k8s", "namespace": "openshift-monitoring"},
+                             "spec": {"host": "not-admitted.example"}})
+        rest.change(routes + "/prometheus-k8s/status", lambda r: r.update(status={"ingress": [{"host": host}]}))
+    spec = {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600,
+            "profiles": ["LifecycleAndUtilization"],
+            "profileCustomizations": {"devActualUtilizationProfile": "PrometheusCPUUsage"}}
+    process, results = run_tasks(tmp_path, [plan_task(**connection(loaded), kubedescheduler=spec)])
+    plan = results["plan"]
+    assert not plan.get("failed"), plan.get("msg")
+    assert plan["policy"]["metricsProviders"] == [{"prometheus": {"url": f"https://{host}"}, "source": "Prometheus"}]
+    assert f"cannot reach Prometheus at https://{host}" in plan["errors"][0]["message"]

@@ -181,11 +181,18 @@ def connection_token(api_client: Any) -> Optional[str]:
     return text[len("Bearer "):] if text.startswith("Bearer ") else None
 
 
+def route_host(route: Optional[dict]) -> str:
+    """The host the operator takes from a Route: its first admitted ingress (status.ingress[0].host), "" if none."""
+    ingress = ((route or {}).get("status") or {}).get("ingress") or []
+    return str((ingress[0] or {}).get("host") or "") if ingress else ""
+
+
 def monitoring_route_url(api_client: Any) -> Optional[str]:
-    """https://<host> of the openshift-monitoring/prometheus-k8s route, as the operator finds it; None if absent."""
+    """https://<host> of the openshift-monitoring/prometheus-k8s route, as the operator builds it (from the admitted
+    host, not spec.host); None if absent, not admitted or not readable."""
     try:
         route = get_raw(api_client, ROUTE_PATH, kind="Route")
     except ClusterApiError:
         return None
-    host = ((route or {}).get("spec") or {}).get("host")
+    host = route_host(route)
     return f"https://{host}" if host else None

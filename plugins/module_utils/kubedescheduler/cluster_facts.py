@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw, list_raw, request_raw
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.prometheus import route_host
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.names import (
     OPERATOR_NAMESPACE,
     OPERATOR_NAMESPACE_PATH,
@@ -33,6 +34,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
     Finding,
+    needs_prometheus,
 )
 
 KUBEVIRT_SELECTOR = "kubevirt.io/schedulable=true"
@@ -123,11 +125,6 @@ def gather_facts(api_client: Any) -> ClusterFacts:
     return facts
 
 
-def _route_host(route: Optional[dict]) -> str:
-    ingress = ((route or {}).get("status") or {}).get("ingress") or []
-    return (ingress[0] or {}).get("host", "") if ingress else ""
-
-
 def _finding(severity: str, path: str, value: Any, why: str, fix: str, behaviour: str,
              operator_message: str) -> Finding:
     """Worded like the engine's findings: field=value: why. Fix: fix. Reported as: "..."."""
@@ -148,7 +145,7 @@ def _prometheus_findings(facts: ClusterFacts, needs_prometheus: bool) -> list[Fi
                          "enable cluster monitoring (the prometheus-k8s route), or drop the KubeVirt profile and "
                          "devActualUtilizationProfile",
                          DEGRADED_SCALE_TO_ZERO, "unable to get openshift-monitoring/prometheus-k8s route")]
-    if not _route_host(facts.prometheus_route):
+    if not route_host(facts.prometheus_route):
         return [_finding(ERROR, f"{path}.status.ingress", None,
                          "the route has no admitted host, so the operator cannot build the Prometheus URL; it scales "
                          "the descheduler to 0 and sets TargetConfigControllerDegraded",
@@ -179,12 +176,7 @@ def validate_against_cluster(spec: dict, facts: ClusterFacts) -> list[Finding]:
         namespace_labels=facts.operator_namespace_labels,
         scheduler_profile=facts.scheduler_profile,
     )
-    profiles = [p for p in spec.get("profiles") or [] if isinstance(p, str)]
-    customizations = spec.get("profileCustomizations") if isinstance(spec.get("profileCustomizations"), dict) else {}
-    needs_prometheus = any(p in KUBEVIRT_PROFILES for p in profiles) or bool(
-        isinstance(customizations.get("devActualUtilizationProfile"), str)
-        and customizations.get("devActualUtilizationProfile"))
-    findings += _prometheus_findings(facts, needs_prometheus)
+    findings += _prometheus_findings(facts, needs_prometheus(spec))
     findings += _psi_findings(spec)
     return findings
 

@@ -127,6 +127,12 @@ def _needs_prometheus(profiles: list[str], customizations: Optional[dict]) -> bo
     return _has_any(profiles, KUBEVIRT_PROFILES) or (isinstance(utilization_profile, str) and utilization_profile != "")
 
 
+def needs_prometheus(spec: dict) -> bool:
+    """Whether the operator needs the Prometheus route for ``spec`` (a KubeVirt profile or an actual-utilization
+    profile): it then renders metricsProviders with the route's URL."""
+    return _needs_prometheus(_valid_profiles(spec), _customizations(spec))
+
+
 def protected_namespaces(namespaces: list[str]) -> list[str]:
     """The operator's protected list: kube-system, hypershift, openshift, then every existing ``openshift-*``
     namespace in API list order (sorted by name). The operator computes it once, when its pod starts."""

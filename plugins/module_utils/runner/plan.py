@@ -16,6 +16,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity
     identity_from_namespaces,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import get_raw
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.prometheus import monitoring_route_url
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.snapshot_source import (
     DEFAULT_KINDS,
@@ -53,6 +54,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     apply_field_validation,
     unknown_field_findings,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
+    needs_prometheus,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_diff import diff_plans
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_report import write_plan_report
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.plan_metrics import MetricsReads, attach_metrics
@@ -76,6 +80,7 @@ def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> di
     snapshot, warnings, source, identity, api_client = read_input(params, placement)
     warnings.extend(spec_warnings)
     policy, kind, policy_origin = _policy(params, api_client)
+    params = with_operator_prometheus_url(params, policy, kind, api_client)
     plan = plan_policy(snapshot, policy, kind, params.get("now"), params, placement, api_client)
     if process_exits_after:
         keep_until_exit(snapshot)
@@ -268,6 +273,20 @@ def plan_policy(snapshot: Snapshot, policy: Mapping[str, Any], kind: str, now: A
     return compute_plan(snapshot, document, now, samples=samples_of(params), seed=params.get("seed"),
                         placement=placement, policy_source=kind, operator_mode=operator_mode(policy, kind),
                         shared=shared)
+
+
+def with_operator_prometheus_url(params: Mapping[str, Any], policy: Mapping[str, Any], kind: str,
+                                 api_client: Any) -> Mapping[str, Any]:
+    """``params`` with prometheus_url set as the operator sets it for a live cluster's KubeDescheduler that needs
+    Prometheus: https://<admitted host of route openshift-monitoring/prometheus-k8s>. Unchanged when prometheus_url is
+    given, the plan is offline, or the route is missing (the policy then names a placeholder URL)."""
+    if params.get("prometheus_url") or api_client is None or kind != "KubeDescheduler":
+        return params
+    spec = spec_of(policy)
+    if not isinstance(spec, Mapping) or not needs_prometheus(dict(spec)):
+        return params
+    url = monitoring_route_url(api_client)
+    return {**params, "prometheus_url": url} if url else params
 
 
 def rendered_policy(snapshot: Snapshot, policy: Mapping[str, Any], kind: str,
