@@ -17,6 +17,7 @@ from kubelet_standin import NEVER_READY
 from operator_support import (
     BASE_SPEC,
     assert_succeeded,
+    connection,
     descheduler_operator,
     get_kd,
     get_object,
@@ -275,3 +276,45 @@ def test_an_error_only_the_operand_meets_is_rendered_without_a_word(kube: Any, o
     deployment = get_object(kube, "deployments", "descheduler", api_version="apps/v1")
     assert deployment is not None
     assert deployment["spec"]["template"]["metadata"]["annotations"][NEVER_READY] == "true"  # the pod fails
+
+
+def running_operator_pod(kube: Any) -> str | None:
+    with kube.api_client() as client:
+        pods = Rest(client).list(f"/api/v1/namespaces/{OPERATOR_NAMESPACE}/pods", label_selector=OPERATOR_POD_SELECTOR)
+    running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"
+               and not p["metadata"].get("deletionTimestamp")]
+    return running[0]["metadata"]["name"] if len(running) == 1 and len(pods) == 1 else None
+
+
+def test_a_namespace_created_after_the_operator_started_is_not_protected_until_it_restarts(
+        kube: Any, operator_standin: Any, tmp_path: Path) -> None:
+    """The operator fixes its protected namespaces when it starts (operator-observed.md #4): an openshift-* namespace
+    created later may be included, and is named in a warning, until the operator restarts."""
+    wait_until(lambda: running_operator_pod(kube), 120, 0.2, "the operator pod to run")
+    run_ok(tmp_path, [kd_task(kube, "valid", spec=BASE_SPEC)])  # seconds pass: the namespace below is later
+    kube.load([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "openshift-late"}}])
+    spec = {**BASE_SPEC, "profileCustomizations": {"namespaces": {"included": ["openshift-late"]}}}
+    included = run_ok(tmp_path, [kd_task(kube, "included", spec=spec)])["included"]
+    late = next(w for w in included["validation_warnings"] if w["field"] == "namespaces")
+    assert late["value"] == ["openshift-late"]
+    assert "not protect them until it restarts" in late["message"]
+    item = next(w for w in included["validation_warnings"]
+                if w["field"] == "spec.profileCustomizations.namespaces.included[0]")
+    assert "once the operator restarts it is protected" in item["message"]
+    args = included["policy"]["profiles"][0]["pluginConfig"][0]["args"]
+    assert args["namespaces"] == {"include": ["openshift-late"]}
+    # a plan of a spec for this cluster renders the exclude lists of the running operator, and says why
+    plan_task = {"name": "Plan", "descheduler.fleet.plan": {**connection(kube), "kubedescheduler": BASE_SPEC},
+                 "register": "plan"}
+    plan = run_ok(tmp_path, [plan_task])["plan"]
+    exclude = plan["policy"]["profiles"][0]["pluginConfig"][0]["args"]["namespaces"]["exclude"]
+    assert "openshift-kube-descheduler-operator" in exclude and "openshift-late" not in exclude
+    assert any(w.startswith("kubedescheduler: openshift-late: created after the operator started")
+               for w in plan["plan_warnings"]), plan["plan_warnings"]
+
+    first = running_operator_pod(kube)
+    operator_standin.restart(pod=True)
+    wait_until(lambda: running_operator_pod(kube) not in (None, first), 120, 0.2, "the new operator pod to run")
+    process, results = run_tasks(tmp_path, [{**kd_task(kube, "refused", spec=spec), "ignore_errors": True}])
+    assert results["refused"]["failed"] is True
+    assert "Protected namespace openshift-late included" in results["refused"]["msg"]

@@ -29,11 +29,18 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     NOT_APPLICABLE,
     WARNING,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_view import (
+    OperatorView,
+    late_namespaces_why,
+    namespaces_created,
+    operator_view,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation import (
     validate_kubedescheduler_spec,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.validation_findings import (
     Finding,
+    _warning,
     needs_prometheus,
 )
 
@@ -50,6 +57,7 @@ class ClusterFacts:
     scheduler_profile: Optional[str] = None
     prometheus_route: Optional[dict] = None
     route_api_served: bool = True
+    operator: OperatorView = field(default_factory=OperatorView)
     notes: list[str] = field(default_factory=list)
 
 
@@ -110,8 +118,10 @@ def _kubevirt_nodes(api_client: Any) -> list[dict]:
 
 def gather_facts(api_client: Any) -> ClusterFacts:
     facts = ClusterFacts()
-    facts.namespaces = _read(facts, "namespaces", "protected namespaces",
-                             partial(_list_names, api_client, "/api/v1/namespaces", "Namespace"))
+    created = _read(facts, "namespaces", "protected namespaces", partial(namespaces_created, api_client))
+    if created is not None:
+        facts.namespaces = list(created)
+        facts.operator = operator_view(api_client, created)
     facts.priority_class_names = _read(
         facts, "priority classes", "thresholdPriorityClassName",
         partial(_list_names, api_client, "/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClass"))
@@ -166,10 +176,21 @@ def _psi_findings(spec: dict) -> list[Finding]:
                      f"profile {kubevirt[0]} can only be used when PSI metrics are enabled for the worker nodes")]
 
 
+def _late_namespace_findings(facts: ClusterFacts) -> list[Finding]:
+    """The openshift-* namespaces the running operator does not protect (created after it started)."""
+    view = facts.operator
+    if not view.late:
+        return []
+    return [_warning("namespaces", view.late, late_namespaces_why(view),
+                     "restart the operator (delete its pod) to protect them now, or add them to "
+                     "profileCustomizations.namespaces.excluded")]
+
+
 def validate_against_cluster(spec: dict, facts: ClusterFacts) -> list[Finding]:
     """Every rule of the reference, with the cluster's facts; errors and warnings."""
     findings = validate_kubedescheduler_spec(
         spec,
+        operator_namespaces=facts.operator.namespaces,
         namespaces=facts.namespaces,
         priority_class_names=facts.priority_class_names,
         nodes=facts.kubevirt_nodes,
@@ -177,6 +198,7 @@ def validate_against_cluster(spec: dict, facts: ClusterFacts) -> list[Finding]:
         scheduler_profile=facts.scheduler_profile,
     )
     findings += _prometheus_findings(facts, needs_prometheus(spec))
+    findings += _late_namespace_findings(facts)
     findings += _psi_findings(spec)
     return findings
 

@@ -72,7 +72,9 @@ def check_management_state_set(spec: dict) -> list[Finding]:
     ]
 
 
-def _check_namespace_rules(customizations: Optional[dict], namespaces: Optional[list[str]]) -> list[Finding]:
+def _check_namespace_rules(customizations: Optional[dict], namespaces: Optional[list[str]],
+                           operator_namespaces: Optional[list[str]] = None) -> list[Finding]:
+    """``operator_namespaces``: what the running operator built its protected list from (None: ``namespaces``)."""
     included, excluded = _namespace_lists(customizations)
     path = "spec.profileCustomizations.namespaces"
     findings: list[Finding] = []
@@ -87,7 +89,7 @@ def _check_namespace_rules(customizations: Optional[dict], namespaces: Optional[
                 "It is forbidden to combine both included and excluded namespaces",
             )
         )
-    protected = protected_namespaces(namespaces or [])
+    protected = protected_namespaces(namespaces or [] if operator_namespaces is None else operator_namespaces)
     for index, name in enumerate(included):
         if name in protected:
             findings.append(
@@ -99,6 +101,16 @@ def _check_namespace_rules(customizations: Optional[dict], namespaces: Optional[
                     LOG_ONLY_IGNORED,
                     f"Protected namespace {name} included. It is forbidden to include any of the protected "
                     f"namespaces from {_go_list(protected)}",
+                )
+            )
+        elif operator_namespaces is not None and name.startswith("openshift-"):
+            findings.append(
+                _warning(
+                    f"{path}.included[{index}]",
+                    name,
+                    "created after the operator started, so the running operator does not protect it and accepts it; "
+                    "once the operator restarts it is protected and this spec is refused (log-only)",
+                    f"keep it only while the operator runs, or remove {name!r} from {path}.included",
                 )
             )
         elif namespaces is None and name.startswith("openshift-"):
@@ -398,11 +410,12 @@ def _runtime_findings(
     nodes: Optional[list[dict]],
     namespace_labels: Optional[dict],
     scheduler_profile: Optional[str],
+    operator_namespaces: Optional[list[str]] = None,
 ) -> list[Finding]:
     customizations = _customizations(spec)
     profiles = _valid_profiles(spec)
     findings = _check_interval_set(spec)
-    findings += _check_namespace_rules(customizations, namespaces)
+    findings += _check_namespace_rules(customizations, namespaces, operator_namespaces)
     findings += _check_priority_threshold(customizations, priority_class_names)
     findings += _check_kubevirt_thresholds(profiles, customizations)
     findings += _check_utilization_profile(profiles, customizations)

@@ -20,9 +20,10 @@ POLICY_KINDS = ("DeschedulerPolicy", "KubeDescheduler")
 
 
 def descheduler_policy(policy: Mapping[str, Any], policy_kind: str, snapshot: Snapshot,
-                       prometheus_url: Optional[str] = None) -> Mapping[str, Any]:
+                       prometheus_url: Optional[str] = None,
+                       namespaces: Optional[list[str]] = None) -> Mapping[str, Any]:
     """The DeschedulerPolicy to plan: the policy itself, or the one the operator renders from a KubeDescheduler (its
-    namespaces are the snapshot's, as the operator lists the cluster's)."""
+    protected namespaces from ``namespaces``, those the running operator started with, else the snapshot's)."""
     if policy_kind not in POLICY_KINDS:
         raise PolicyError("policy_kind", policy_kind, "must be DeschedulerPolicy or KubeDescheduler")
     if policy_kind == "DeschedulerPolicy":
@@ -30,7 +31,8 @@ def descheduler_policy(policy: Mapping[str, Any], policy_kind: str, snapshot: Sn
     spec = spec_of(policy)
     if not isinstance(spec, Mapping):
         raise PolicyError("kubedescheduler", spec, "expected a KubeDescheduler spec mapping")
-    kwargs: dict[str, Any] = {"namespaces": sorted(snapshot.namespaces) or sorted({p.namespace for p in snapshot.pods})}
+    kwargs: dict[str, Any] = {"namespaces": namespaces if namespaces is not None else (
+        sorted(snapshot.namespaces) or sorted({p.namespace for p in snapshot.pods}))}
     if prometheus_url:
         kwargs["prometheus_url"] = prometheus_url
     try:

@@ -62,6 +62,7 @@ def validate_kubedescheduler_spec(
     namespace_labels: Optional[dict] = None,
     scheduler_profile: Optional[str] = None,
     management_state_required: bool = True,
+    operator_namespaces: Optional[list[str]] = None,
 ) -> list[Finding]:
     """Validate a KubeDescheduler ``spec`` as the API server and the operator would.
 
@@ -75,6 +76,8 @@ def validate_kubedescheduler_spec(
     - ``namespace_labels``: labels of namespace openshift-kube-descheduler-operator (or {namespace: labels});
     - ``scheduler_profile``: spec.profile of schedulers.config.openshift.io/cluster.
 
+    ``operator_namespaces``: what the running operator built its protected list from, when it differs from
+    ``namespaces`` (it fixes the list when it starts; kubedescheduler/operator_view.py).
     ``management_state_required``: a missing managementState is an error (the operator degrades and scales the
     descheduler to 0); False where only the rendering matters (a plan's preview renders the same policy either way).
 
@@ -85,7 +88,8 @@ def validate_kubedescheduler_spec(
     findings = _admission_findings(spec)
     if management_state_required:
         findings += check_management_state_set(spec)
-    findings += _runtime_findings(spec, namespaces, priority_class_names, nodes, namespace_labels, scheduler_profile)
+    findings += _runtime_findings(spec, namespaces, priority_class_names, nodes, namespace_labels, scheduler_profile,
+                                  operator_namespaces)
     findings += _warning_findings(spec)
     return findings
 

@@ -9,6 +9,7 @@ import os
 from typing import Any, Iterator, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.client import build_api_client
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction import verify_evictions
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
     ClusterIdentity,
@@ -45,6 +46,11 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     POLICY_CONFIGMAP_PATH as RENDERED_POLICY_PATH,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import ERROR
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_view import (
+    late_namespaces_why,
+    namespaces_created,
+    operator_view,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.planning import (
     descheduler_policy,
     operator_mode,
@@ -81,7 +87,9 @@ def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> di
     warnings.extend(spec_warnings)
     policy, kind, policy_origin = _policy(params, api_client)
     params = with_operator_prometheus_url(params, policy, kind, api_client)
-    plan = plan_policy(snapshot, policy, kind, params.get("now"), params, placement, api_client)
+    operator_namespaces = running_operator_namespaces(kind, api_client, warnings)
+    plan = plan_policy(snapshot, policy, kind, params.get("now"), params, placement, api_client,
+                       operator_namespaces=operator_namespaces)
     if process_exits_after:
         keep_until_exit(snapshot)
     del snapshot  # not read after the plan: freed here unless kept until the process exits
@@ -263,12 +271,12 @@ def kubedescheduler_field_warnings(spec: Any, field_validation: Any, option: str
 
 def plan_policy(snapshot: Snapshot, policy: Mapping[str, Any], kind: str, now: Any, params: Mapping[str, Any],
                 placement: Any, api_client: Any, shared: Optional[SharedCycles] = None,
-                reads: Optional[MetricsReads] = None) -> dict:
+                reads: Optional[MetricsReads] = None, operator_namespaces: Optional[list[str]] = None) -> dict:
     """The plan of one policy (a DeschedulerPolicy, or a KubeDescheduler rendered as the operator would), with the
     metrics it needs read: what the plan and whatif modules compute for each policy. ``shared`` and ``reads``: what
     the plans of other policies on this read of the cluster computed or read that this one needs too (the whatif
-    module's candidates)."""
-    document = rendered_policy(snapshot, policy, kind, params)
+    module's candidates). ``operator_namespaces``: what the running operator built its protected list from."""
+    document = rendered_policy(snapshot, policy, kind, params, operator_namespaces)
     attach_metrics(snapshot, params, document, api_client, lambda: api_client_for(params), reads)
     return compute_plan(snapshot, document, now, samples=samples_of(params), seed=params.get("seed"),
                         placement=placement, policy_source=kind, operator_mode=operator_mode(policy, kind),
@@ -289,10 +297,25 @@ def with_operator_prometheus_url(params: Mapping[str, Any], policy: Mapping[str,
     return {**params, "prometheus_url": url} if url else params
 
 
-def rendered_policy(snapshot: Snapshot, policy: Mapping[str, Any], kind: str,
-                    params: Mapping[str, Any]) -> Mapping[str, Any]:
+def running_operator_namespaces(kind: str, api_client: Any, warnings: list[str]) -> Optional[list[str]]:
+    """For a KubeDescheduler planned on a live cluster: the namespaces the running operator's protected list was
+    built from (kubedescheduler/operator_view.py), with a warning naming the openshift-* namespaces it does not
+    protect; None (the snapshot's namespaces) offline, for a DeschedulerPolicy, or when unreadable."""
+    if kind != "KubeDescheduler" or api_client is None:
+        return None
+    try:
+        view = operator_view(api_client, namespaces_created(api_client))
+    except ClusterApiError:
+        return None
+    if view.late:
+        warnings.append(f"kubedescheduler: {', '.join(view.late)}: {late_namespaces_why(view)}")
+    return view.namespaces
+
+
+def rendered_policy(snapshot: Snapshot, policy: Mapping[str, Any], kind: str, params: Mapping[str, Any],
+                    operator_namespaces: Optional[list[str]] = None) -> Mapping[str, Any]:
     """The DeschedulerPolicy a policy of ``kind`` runs as (a KubeDescheduler rendered as the operator would)."""
-    return descheduler_policy(policy, kind, snapshot, params.get("prometheus_url"))
+    return descheduler_policy(policy, kind, snapshot, params.get("prometheus_url"), operator_namespaces)
 
 
 def _policy(params: Mapping[str, Any], api_client: Any) -> tuple[Mapping[str, Any], str, dict]:

@@ -126,9 +126,14 @@ class DeschedulerOperator(StandIn):
         self.start()
         return self
 
-    def restart(self) -> None:
-        """The operator pod (re)starts: the protected namespace list is taken now, as NewTargetConfigReconciler does."""
+    def restart(self, pod: bool = False) -> None:
+        """The operator (re)starts: the protected namespace list is taken now, as NewTargetConfigReconciler does.
+        ``pod``: its pods are deleted too (their Deployment starts new ones), so that the pod's start time, which the
+        collection reads, says when."""
         with self.lock:
+            pods = path("v1", "pods", OPERATOR_NAMESPACE)
+            for item in self.rest.list(pods, label_selector=OPERATOR_POD_SELECTOR) if pod else []:
+                self.rest.delete(f"{pods}/{item['metadata']['name']}")
             self.started_namespaces = [ns["metadata"]["name"] for ns in self.rest.list(path("v1", "namespaces"))]
 
     def inject_error(self, message: str, outcome: str = LOG_ONLY_IGNORED) -> None:
