@@ -53,11 +53,12 @@ def cycle_nodes(snapshot: Snapshot, policy: Policy, order: Order = DETERMINISTIC
 
 
 def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DETERMINISTIC,
-              evictors: Optional[dict[str, ProfileEvictor]] = None,
+              evictors: Optional[dict[int, ProfileEvictor]] = None,
               shared: Optional[SharedCycles] = None) -> tuple[CycleState, Optional[str]]:
     """All deschedule plugins of all profiles, then all balance plugins. Returns the state and a skip reason.
 
-    ``evictors`` (profile → ProfileEvictor) may be kept between cycles on the same snapshot, policy and time:
+    ``evictors`` (id of a profile → ProfileEvictor: two profiles may share a name, as upstream runs them by index) may
+    be kept between cycles on the same snapshot, policy and time:
     a filter plugin only caches what never changes within them. ``shared`` (the deterministic cycle only): what
     the cycles of other policies on the same snapshot and time share with this one (engine/shared_cycle.py).
     """
@@ -72,13 +73,13 @@ def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DET
     if evictors is None:
         evictors = {}
     for profile in policy.profiles:
-        if profile.name not in evictors:
+        if id(profile) not in evictors:
             if shared is None:
-                evictors[profile.name] = profile_evictor(profile, snapshot, now)
+                evictors[id(profile)] = profile_evictor(profile, snapshot, now)
             else:
-                evictors[profile.name] = shared.evictor(profile, partial(profile_evictor, profile, snapshot, now))
+                evictors[id(profile)] = shared.evictor(profile, partial(profile_evictor, profile, snapshot, now))
     for profile in policy.profiles:
-        state.warnings.extend(evictors[profile.name].warnings)
+        state.warnings.extend(evictors[id(profile)].warnings)
     steps = cycle_steps(policy)
     if shared is None:
         for step in steps:
@@ -88,14 +89,14 @@ def run_cycle(snapshot: Snapshot, policy: Policy, now: float, order: Order = DET
     return state, None
 
 
-def _run_step(state: CycleState, step: tuple[Profile, str, str], evictors: dict[str, ProfileEvictor]) -> None:
+def _run_step(state: CycleState, step: tuple[Profile, str, str], evictors: dict[int, ProfileEvictor]) -> None:
     profile, name, attribute = step
-    handle = PluginHandle(state, profile.name, name, dict(EXTENSION_POINTS)[attribute], evictors[profile.name])
+    handle = PluginHandle(state, profile.name, name, dict(EXTENSION_POINTS)[attribute], evictors[id(profile)])
     _run_plugin(handle, _POINTS[attribute], profile.args[name])
 
 
 def _run_shared_steps(state: CycleState, policy: Policy, steps: list[tuple[Profile, str, str]],
-                      evictors: dict[str, ProfileEvictor], shared: SharedCycles) -> None:
+                      evictors: dict[int, ProfileEvictor], shared: SharedCycles) -> None:
     """The steps, starting after those another policy's cycle already ran the same way (keys[0] is the head)."""
     keys = step_keys(policy)
     initial_warnings = len(state.warnings)
@@ -164,7 +165,7 @@ def plugin_keys(policy: Policy) -> list[str]:
 
 
 def sample_cycles(snapshot: Snapshot, policy: Policy, now: float, samples: int, seed: int,
-                  first: CycleState, evictors: dict[str, ProfileEvictor]) -> Tally:
+                  first: CycleState, evictors: dict[int, ProfileEvictor]) -> Tally:
     """Tally ``first`` (sample 0, the deterministic cycle) and samples-1 more cycles in orders upstream could use.
 
     Only the cycle is re-run: the snapshot, its indexes, the loaded policy and the evictors' caches are shared.

@@ -46,8 +46,11 @@ def durations(args: Mapping[str, Any], field: str) -> dict[str, float]:
         if seconds[key] < 0:
             raise PolicyError(f"{field}.{key}", raw, f"{key} must be non-negative")
     if 0 < seconds["maxMigrationCooldown"] < seconds["migrationCooldown"]:
+        # the operand refuses it too (ValidateKubevirtMigrationAwareArgs): its pod fails at start
         raise PolicyError(f"{field}.maxMigrationCooldown", args.get("maxMigrationCooldown"),
-                          f"maxMigrationCooldown must be >= migrationCooldown ({args.get('migrationCooldown')})")
+                          f"maxMigrationCooldown must be >= migrationCooldown ({args.get('migrationCooldown')}); the "
+                          "descheduler refuses this policy when it starts (KubevirtMigrationAware's validation), so "
+                          "it runs no cycle to plan")
     return {key: value or ARG_DEFAULTS[key] for key, value in seconds.items()}
 
 

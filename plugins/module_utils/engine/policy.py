@@ -85,10 +85,8 @@ def load_policy(document: Any, priority_classes: Mapping[str, int]) -> Policy:
         raise PolicyError("policy.profiles", raw_profiles, "expected a list of profiles")
     profiles = [_load_profile(p, f"policy.profiles[{i}]", priority_classes, warnings)
                 for i, p in enumerate(raw_profiles)]
-    names = [p.name for p in profiles]
-    for name in names:
-        if names.count(name) > 1:
-            raise PolicyError("policy.profiles", name, "profile names must be unique")
+    # upstream's validateDeschedulerConfiguration has no uniqueness check: profiles of the same name run by index
+    # (the operator renders two "LongLifecycle" for LongLifecycle with DevPreviewLongLifecycle)
     flavor = "volcano" if addon or any(LOAD_AWARE in p.balance for p in profiles) else "upstream"
     if flavor == "volcano":
         _validate_volcano(profiles)

@@ -222,6 +222,30 @@ def _check_kubevirt_thresholds(profiles: list[str], customizations: Optional[dic
     return []
 
 
+def _check_migration_cooldowns(profiles: list[str], customizations: Optional[dict]) -> list[Finding]:
+    """The operator renders the cooldowns unchanged; the operand's KubevirtMigrationAware refuses a cap below the
+    cooldown (ValidateKubevirtMigrationAwareArgs), so the descheduler pod fails at start."""
+    custom = customizations or {}
+    if not any(p in KUBEVIRT_PROFILES for p in profiles):
+        return []
+    cooldown = _duration_or_none(custom.get("devMigrationCooldown"))
+    cap = _duration_or_none(custom.get("devMaxMigrationCooldown"))
+    if cooldown is None or cap is None or not 0 < cap < cooldown:
+        return []
+    return [
+        _error(
+            "spec.profileCustomizations.devMaxMigrationCooldown",
+            custom["devMaxMigrationCooldown"],
+            f"below devMigrationCooldown ({custom['devMigrationCooldown']}); the operator renders it, but the "
+            "descheduler's KubevirtMigrationAware plugin refuses the policy and the descheduler pod fails",
+            "set devMaxMigrationCooldown to devMigrationCooldown or more (it caps the backed-off cooldown)",
+            OPERAND_FAILS,
+            f"maxMigrationCooldown ({custom['devMaxMigrationCooldown']}) must be >= migrationCooldown "
+            f"({custom['devMigrationCooldown']})",
+        )
+    ]
+
+
 def _utilization_query(utilization_profile: str) -> Optional[str]:
     """The PromQL the operator uses for a devActualUtilizationProfile value; None when it is unknown."""
     if utilization_profile in PROMETHEUS_QUERIES:
@@ -418,6 +442,7 @@ def _runtime_findings(
     findings += _check_namespace_rules(customizations, namespaces, operator_namespaces)
     findings += _check_priority_threshold(customizations, priority_class_names)
     findings += _check_kubevirt_thresholds(profiles, customizations)
+    findings += _check_migration_cooldowns(profiles, customizations)
     findings += _check_utilization_profile(profiles, customizations)
     findings += _check_negative_pod_lifetime(profiles, customizations)
     findings += _check_kubevirt_nodes(profiles, nodes)

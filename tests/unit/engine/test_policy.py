@@ -402,10 +402,11 @@ def test_eviction_limits_must_be_unsigned(key, value):
     assert field_of({"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", key: value}) == f"policy.{key}"
 
 
-def test_duplicate_profile_names():
+def test_duplicate_profile_names_run_by_index():
+    # upstream's validateDeschedulerConfiguration does not refuse them (the operator renders two "LongLifecycle")
     document = bare_profile()
     document["profiles"].append({"name": "p"})
-    assert field_of(document) == "policy.profiles"
+    assert [profile.name for profile in load_policy(document, {}).profiles] == ["p", "p"]
 
 
 # --- spec §2/§3: the cycle -------------------------------------------------------------------------------------------
