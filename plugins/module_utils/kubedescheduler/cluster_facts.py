@@ -143,8 +143,8 @@ def _finding(severity: str, path: str, value: Any, why: str, fix: str, behaviour
     return Finding(severity, path, value, message, behaviour, operator_message, fix)
 
 
-def _prometheus_findings(facts: ClusterFacts, needs_prometheus: bool) -> list[Finding]:
-    if not needs_prometheus or not facts.route_api_served:
+def _prometheus_findings(facts: ClusterFacts, needed: bool) -> list[Finding]:
+    if not needed or not facts.route_api_served:
         return []
     path = "route/openshift-monitoring/prometheus-k8s"
     if facts.prometheus_route is None:
