@@ -331,7 +331,8 @@ def leftovers(kube: Any, rest: Rest) -> list[tuple[str, dict]]:
     kd = rest.create(path("operator.openshift.io/v1", "kubedeschedulers", NAMESPACE), {
         "apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
         "metadata": {"name": "cluster", "namespace": NAMESPACE},
-        "spec": {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": ["KubeVirtRelieveAndMigrate"]}})
+        "spec": {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600,
+                 "profiles": ["KubeVirtRelieveAndMigrate"]}})
     owner = [{"apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler", "name": "cluster",
               "uid": kd["metadata"]["uid"], "controller": True}]
     rbac, admission = "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1"
@@ -446,7 +447,8 @@ def test_operand_goes_with_the_uninstall_and_reinstall_starts_clean(kube: Any, r
         rest.create(path("operator.openshift.io/v1", "kubedeschedulers", NAMESPACE), {
             "apiVersion": "operator.openshift.io/v1", "kind": "KubeDescheduler",
             "metadata": {"name": "cluster", "namespace": NAMESPACE},
-            "spec": {"deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}})
+            "spec": {"managementState": "Managed", "deschedulingIntervalSeconds": 3600,
+                     "profiles": ["AffinityAndTaints"]}})
         wait_until(lambda: rest.get(path("apps/v1", "deployments", NAMESPACE, "descheduler")), what="the operand")
         assert rest.get(path("v1", "configmaps", NAMESPACE, "cluster")) is not None
 
