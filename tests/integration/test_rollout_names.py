@@ -15,7 +15,8 @@ from operator_support import connection, descheduler_operator, get_kd, get_objec
 from playbook import run_tasks
 from standins.descheduler_operator import DeschedulerOperator
 
-SPEC = {"mode": "Predictive", "deschedulingIntervalSeconds": 3600, "profiles": ["AffinityAndTaints"]}
+SPEC = {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600,
+        "profiles": ["AffinityAndTaints"]}
 RECORD = "descheduler-fleet-last-good"
 
 

@@ -330,7 +330,8 @@ def test_a_cluster_role_of_another_install_is_refused_before_any_write(install: 
 
 KD = path("operator.openshift.io/v1", "kubedeschedulers", OPERATOR_NAMESPACE, "cluster")
 OPERAND_DEPLOYMENT = path("apps/v1", "deployments", OPERATOR_NAMESPACE, OPERAND)
-SPEC = {"mode": "Predictive", "deschedulingIntervalSeconds": 1800, "profiles": ["AffinityAndTaints"]}
+SPEC = {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 1800,
+        "profiles": ["AffinityAndTaints"]}
 
 
 def tune(connection: dict[str, str], on_interrupted: str = "fail") -> dict[str, Any]:
