@@ -98,13 +98,7 @@ CANNOT_RUN: dict[tuple[str, str], str] = {
 # Examples written as a task of a role ("As the first task of a role"): they run in a role of that name.
 IN_ROLE = {"preflight": "dry_run"}
 # Examples known to be wrong, fixed by another change of #47: strict, so the test fails once they run.
-KNOWN_BROKEN = {
-    (
-        "whatif",
-        "Compare three candidates on one read of the cluster, 20 sampled cycles each, with placement",
-    ): "#47: its candidates' kubedescheduler has no deschedulingIntervalSeconds, which plan refuses",
-    ("whatif", "Show the best candidate"): "#47: it shows the result of the example before it, which is refused",
-}
+KNOWN_BROKEN: dict[tuple[str, str], str] = {}
 # Examples whose preconditions this file does not build yet: skipped under their id until it does (#47 item 8).
 NOT_YET = {
     "fleet_report": "needs a multi-host play whose hosts ran the dry_run or whatif role (or an S3 run store)",
