@@ -432,6 +432,18 @@ input:
     C(exclude), how many pods were C(planned) and C(executed), and the C(left_out) pods as namespace/name).
   returned: always
   type: dict
+  contains:
+    source:
+      description: Where the plan came from (O(plan_origin), else the option it was given in), or the pod list.
+      type: str
+    plan_seal:
+      description: The digest of the plan's verified seal; null for a pod list.
+      type: str
+    selection:
+      description: >-
+        O(select) and O(exclude) as given, how many pods were C(planned) and C(executed), and the C(left_out) pods
+        as namespace/name.
+      type: dict
 report_files:
   description: Paths of the written reports.
   returned: when O(report_dir) is set
