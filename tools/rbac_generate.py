@@ -25,11 +25,15 @@ class _IndentedListsDumper(yaml.SafeDumper):
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         return super().increase_indent(flow, False)
 
+    def ignore_aliases(self, data: object) -> bool:
+        return True  # the objects share their labels dict: write it out each time, no YAML anchors
+
 
 def manifest_text(job_name: str) -> str:
-    documents = manifests(JOBS[job_name])
-    return HEADER + "---\n" + "---\n".join(
-        yaml.dump(doc, Dumper=_IndentedListsDumper, sort_keys=False) for doc in documents)
+    """One YAML document (a v1 List, which ``kubectl apply -f`` takes): ansible-test's yamllint refuses a file
+    of several documents."""
+    listing = {"apiVersion": "v1", "kind": "List", "items": manifests(JOBS[job_name])}
+    return HEADER + "---\n" + yaml.dump(listing, Dumper=_IndentedListsDumper, sort_keys=False)
 
 
 def readme_with_table(readme: str) -> str:

@@ -20,7 +20,7 @@ description:
   - The connection needs the rights to create ServiceAccounts, ClusterRoles and bindings that grant these rules
     (a cluster administrator's).
 author:
-  - descheduler.fleet contributors
+  - descheduler.fleet maintainers (@descheduler-fleet)
 extends_documentation_fragment:
   - descheduler.fleet.attributes
   - descheduler.fleet.connection
@@ -136,7 +136,7 @@ ARGUMENT_SPEC = argument_spec(
     role_namespace=dict(type="str"),
     kubeconfig_dest=dict(type="path"),
     rotate_token=dict(type="bool", default=False),
-    token_seconds=dict(type="int"),
+    token_seconds=dict(type="int", no_log=False),
     context_name=dict(type="str", default="descheduler-fleet"),
 )
 

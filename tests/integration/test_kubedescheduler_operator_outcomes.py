@@ -251,8 +251,8 @@ def test_a_kubedescheduler_without_management_state_stops_descheduling(kube: Any
         "TargetConfigControllerDegraded", "ConfigObservationDegraded", "ResourceSyncControllerDegraded"}
 
 
-def test_an_error_only_the_operand_meets_is_rendered_without_a_word(kube: Any, operator_standin: Any,
-                                                                     tmp_path: Path) -> None:
+def test_an_error_only_the_operand_meets_is_rendered_without_a_word(
+        kube: Any, operator_standin: Any, tmp_path: Path) -> None:
     """A thresholdPriorityClassName naming no PriorityClass: the operator renders and logs nothing; the descheduler
     pod fails (here: never becomes Ready). The module refuses it before writing; written around the module, the
     stand-in behaves as the operator does."""

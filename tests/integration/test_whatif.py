@@ -226,8 +226,8 @@ FLAWED = [{"name": "skipped", "policy": aged_policy({"nodeSelector": "no-such-la
     {"type": "jmespath", "expression": "candidates[0].name"},
     {"type": "lowest_spread"},
 ])
-def test_a_skipped_cycle_or_a_plugin_error_never_wins_and_the_result_says_why(objective: dict[str, Any],
-                                                                             tmp_path: Path) -> None:
+def test_a_skipped_cycle_or_a_plugin_error_never_wins_and_the_result_says_why(
+        objective: dict[str, Any], tmp_path: Path) -> None:
     snapshot = tmp_path / "cluster.json"
     snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
                                     "items": build_cluster(10, 8, seed=5, now=NOW)}))

@@ -444,7 +444,7 @@ def server_clock(api_client: Any, path: str = "/version", timeout: Any = DEFAULT
     context = {"method": "GET", "path": path, "host": _host(api_client)}
     try:
         _status, _reason, response = _open(api_client, "GET", path, [], {"Accept": "application/json"}, None, timeout)
-        _ = response.data  # read, so the connection goes back to the pool
+        response.read()  # read the body, so the connection goes back to the pool
         headers = getattr(response, "headers", None)
     except _API_EXCEPTIONS as exc:  # older clients raise on an HTTP error; its answer still has the Date
         headers = getattr(exc, "headers", None)

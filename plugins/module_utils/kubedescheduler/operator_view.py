@@ -67,7 +67,7 @@ def operator_started(api_client: Any) -> Optional[str]:
     except ClusterApiError:
         return None
     starts = [start for start in (_pod_started(pod) for pod in pods) if _moment(start) is not None]
-    return max(starts, key=lambda start: _moment(start)) if starts else None
+    return max(starts, key=_moment) if starts else None
 
 
 def _exclude_lists(value: Any) -> Iterator[list]:

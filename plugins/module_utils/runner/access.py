@@ -8,7 +8,6 @@ import base64
 import os
 from typing import Any, Mapping, Optional
 
-import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing import post_raw, resource_path
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import (
@@ -138,6 +137,8 @@ def _kubeconfig(session: ClusterSession, account: str, namespace: str, params: M
             kind="TokenRequest",
         )
         token = ((answer or {}).get("status") or {}).get("token")
+        import yaml  # only here: the import sanity test runs module_utils without PyYAML
+
         write_atomically(dest, yaml.safe_dump(_kubeconfig_document(session.api, token, params.get("context_name"))))
         os.chmod(dest, 0o600)
     session.record(

@@ -89,8 +89,10 @@ def choose(objective: Objective, candidates: list[dict[str, Any]]) -> tuple[Opti
     excluded = excluded_candidates(candidates)
     left_out = {entry["name"] for entry in excluded}
     eligible = [c for c in candidates if c["name"] not in left_out]
-    best, reason = _by_expression(objective, eligible) if objective.type == "jmespath" else _ranked(objective,
-                                                                                                   eligible)
+    if objective.type == "jmespath":
+        best, reason = _by_expression(objective, eligible)
+    else:
+        best, reason = _ranked(objective, eligible)
     if excluded:
         reason += "; excluded: " + "; ".join(f"{e['name']} ({', '.join(e['reasons'])})" for e in excluded)
     return best, reason

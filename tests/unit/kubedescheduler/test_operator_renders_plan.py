@@ -26,8 +26,8 @@ def restarting_pod(name: str) -> dict:
                          "creationTimestamp": "2026-06-01T00:00:00Z",
                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
                                               "uid": "rs-uid", "controller": True}]},
-            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "",
-                                                        "resources": {"requests": {"cpu": "100m"}}}]},
+            "spec": {"nodeName": "n1",
+                     "containers": [{"name": "c", "image": "", "resources": {"requests": {"cpu": "100m"}}}]},
             "status": {"phase": "Running", "containerStatuses": [{"restartCount": 150}]}}
 
 

@@ -46,8 +46,8 @@ OBJECTIVES = [{"type": "lowest_spread"}, {"type": "fewest_evictions", "target_sp
 
 @pytest.mark.parametrize(("flaw", "reason"), EXCLUSIONS)
 @pytest.mark.parametrize("objective", OBJECTIVES)
-def test_an_excluded_candidate_never_wins_and_the_reason_says_why(objective: dict[str, Any], flaw: dict[str, Any],
-                                                                 reason: str) -> None:
+def test_an_excluded_candidate_never_wins_and_the_reason_says_why(
+        objective: dict[str, Any], flaw: dict[str, Any], reason: str) -> None:
     # the flawed candidate is listed first, with no evictions and the lowest spread: it would win every objective
     flawed = {"name": "flawed", **figures_of(0, 1.0), **flaw}
     candidates = [flawed, {"name": "sound", **figures_of(5, 10.0)}]
@@ -84,8 +84,8 @@ def test_an_expression_sees_only_the_candidates_left() -> None:
     ("min_by(candidates, &most_pods_one_workload_losses).name", "most_pods_one_workload_losses",
      "most_pods_one_workload_loses"),
 ])
-def test_an_unknown_field_fails_before_anything_naming_it_and_the_closest_figure(expression: str, field: str,
-                                                                                  closest: str) -> None:
+def test_an_unknown_field_fails_before_anything_naming_it_and_the_closest_figure(
+        expression: str, field: str, closest: str) -> None:
     with pytest.raises(FleetError) as raised:
         Objective.from_options({"type": "jmespath", "expression": expression})
     message = str(raised.value)
