@@ -4,7 +4,8 @@
 - `RealCluster`: a cluster the tester points at (TEST_KUBECONFIG); it has its own nodes, scheduler and kubelets.
 - `ControlPlaneCluster`: the suite's own control plane (tests/controlplane), shared by the session. Each test gets
   a handle that gives pods whose status the test writes to no kubelet (`kubelet.hands_off`) and, at the end,
-  deletes the namespaces and cluster-scoped objects the test made (`cleanup`), so the next test starts clean.
+  deletes the namespaces, cluster-scoped objects and kube-system/default objects the test made (`cleanup`), so the
+  next test starts clean.
   Nodes exist only when a test creates them (`is_external` is False: tests load their own nodes).
 
 `kind` is a Kind ("Deployment"), a plural ("pods") or plural.group ("subscriptions.operators.coreos.com");
@@ -212,9 +213,10 @@ class ControlPlaneCluster(RealCluster):
             self.kubelet.owned_by_test(metadata["namespace"], metadata["name"], metadata["uid"])
 
     def cleanup(self) -> None:
-        """Delete what the test added: namespaces and cluster-scoped objects, CRDs last (their custom resources go
-        with them). Namespaces with a fixed name ("shop") may come back in the next test: those are waited for until
-        gone (a few seconds of the namespace controller); the `namespace` fixture's random ones are not."""
+        """Delete what the test added: namespaces, cluster-scoped objects and objects in kube-system and default,
+        CRDs last (their custom resources go with them). Namespaces with a fixed name ("shop") may come back in the
+        next test: those are waited for until gone (a few seconds of the namespace controller); the `namespace`
+        fixture's random ones are not."""
         with self._admin.api_client() as client:
             left = cluster_scoped_names(client)
             for plural in sorted(left, key=lambda p: p == "customresourcedefinitions"):
@@ -237,6 +239,14 @@ CLUSTER_SCOPED = {  # plural -> API path prefix; what tests create
     "apiservices": "/apis/apiregistration.k8s.io/v1",
     "customresourcedefinitions": "/apis/apiextensions.k8s.io/v1",
 }
+LASTING_NAMESPACES = ("kube-system", "default")
+NAMESPACED_KINDS = [  # (API path prefix, plural): what tests and the collection create in the lasting namespaces
+    ("/api/v1", "configmaps"), ("/api/v1", "secrets"), ("/api/v1", "serviceaccounts"), ("/api/v1", "services"),
+    ("/api/v1", "pods"), ("/apis/apps/v1", "deployments"), ("/apis/apps/v1", "daemonsets"),
+    ("/apis/batch/v1", "cronjobs"), ("/apis/batch/v1", "jobs"), ("/apis/coordination.k8s.io/v1", "leases"),
+    ("/apis/rbac.authorization.k8s.io/v1", "roles"), ("/apis/rbac.authorization.k8s.io/v1", "rolebindings"),
+    ("/apis/policy/v1", "poddisruptionbudgets"),
+]
 
 
 def _raw(client: Any, method: str, path: str, body: Any = None, content_type: str | None = None) -> Any:
@@ -249,19 +259,28 @@ def _raw(client: Any, method: str, path: str, body: Any = None, content_type: st
 def cluster_scoped_names(client: Any) -> dict[str, set[str]]:
     """Names per kind of the cluster-scoped objects tests create: the built-in kinds of CLUSTER_SCOPED by plural, and
     the objects of every cluster-scoped custom resource by their collection's path (``/apis/<group>/<v>/<plural>``):
-    a CRD an earlier test left in place must not carry this test's objects (a `Scheduler` "cluster") into the next."""
+    a CRD an earlier test left in place must not carry this test's objects (a `Scheduler` "cluster") into the next;
+    and the objects of the namespaces that outlive the test, by their collection's path."""
     names: dict[str, set[str]] = {}
     for plural, prefix in CLUSTER_SCOPED.items():
         listed = _raw(client, "GET", f"{prefix}/{plural}")
         names[plural] = {item["metadata"]["name"] for item in listed["items"]
                          if not item["metadata"]["name"].startswith(SYSTEM_PREFIXES)}
-    for collection in _custom_cluster_collections(client):
+    for collection in _custom_cluster_collections(client) + _lasting_namespace_collections():
         try:
             listed = _raw(client, "GET", collection)
         except ClusterApiError:
             continue  # not served (yet, or any more)
         names[collection] = {item["metadata"]["name"] for item in listed["items"]}
     return names
+
+
+def _lasting_namespace_collections() -> list[str]:
+    """The collections of the namespaces that outlive every test (kube-system, default): what a test adds there (an
+    upstream install's ConfigMap, a change Lease a killed run left held) is removed with the test like its
+    cluster-scoped objects, or the next test finds it (AlreadyExists, a Lease held by nobody alive)."""
+    return [f"{prefix}/namespaces/{namespace}/{plural}"
+            for namespace in LASTING_NAMESPACES for prefix, plural in NAMESPACED_KINDS]
 
 
 def _custom_cluster_collections(client: Any) -> list[str]:
@@ -278,9 +297,12 @@ def _custom_cluster_collections(client: Any) -> list[str]:
 
 
 def _delete_cluster_scoped(client: Any, plural: str, name: str) -> None:
+    """Deletes one object a test added, by plural or by collection path; a pod at once (no kubelet grace)."""
+    prefix = plural if plural.startswith("/") else f"{CLUSTER_SCOPED[plural]}/{plural}"
+    at_once = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    options = at_once if prefix.endswith("/pods") else None
     try:
-        prefix = plural if plural.startswith("/") else f"{CLUSTER_SCOPED[plural]}/{plural}"
-        _raw(client, "DELETE", f"{prefix}/{name}")
+        _raw(client, "DELETE", f"{prefix}/{name}", options)
     except ClusterApiError as error:
         if error.status not in (404, 409):
             raise
