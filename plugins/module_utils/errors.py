@@ -8,7 +8,7 @@ of the collection: it sits below every package.
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 # fail_json's own keys: an error's details never overwrite them.
 _RESERVED_KEYS = frozenset({"msg", "failed", "changed", "exception"})
@@ -32,12 +32,19 @@ class FleetError(Exception):
         return {key: value for key, value in details.items() if key not in _RESERVED_KEYS}
 
 
+def nearest_name(value: object, existing: Iterable[str], cutoff: float = 0.6) -> Optional[str]:
+    """The existing name nearest to a misspelt one, if any is near enough (``cutoff``: difflib's ratio): the one
+    spelling matcher behind every "did you mean"."""
+    close = difflib.get_close_matches(str(value), sorted({str(name) for name in existing}), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
 def closest_name(value: object, existing: Iterable[str]) -> str:
     """The sentence pointing a name that refers to nothing at the nearest existing one (or listing them), for every
     message that refuses an unknown name."""
     names = sorted({str(name) for name in existing})
     if not names:
         return "none exists"
-    close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.6)
+    close = nearest_name(value, names)
     listed = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
-    return (f"did you mean {close[0]!r}? " if close else "") + f"existing: {listed}"
+    return (f"did you mean {close!r}? " if close else "") + f"existing: {listed}"

@@ -5,7 +5,6 @@ came from (``origin``: a file path, a run store key), the field, the value and t
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.plan_seal
     seal_digest,
     sealed_fields,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import nearest_name
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.options import ExecutorInputError
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.targets import Target
 
@@ -234,8 +234,8 @@ def _matches(label: str, patterns: Sequence[str]) -> bool:
 
 
 def _closest(pattern: str, labels: Sequence[str]) -> str:
-    close = difflib.get_close_matches(pattern, labels, n=1, cutoff=0.5)
-    return f" (the closest planned pod is {close[0]})" if close else ""
+    close = nearest_name(pattern, labels, cutoff=0.5)
+    return f" (the closest planned pod is {close})" if close else ""
 
 
 def check_not_from_the_future(

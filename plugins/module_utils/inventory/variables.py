@@ -7,8 +7,9 @@ Pure functions over the host's variables; the ``descheduler.fleet.preflight`` ac
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterable, Mapping, Optional
+
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import nearest_name
 
 FLEET_PREFIX = "descheduler_fleet_"
 # The variables every role reads, set once for the fleet (README "Role variables").
@@ -44,8 +45,7 @@ def unknown_variables(names: Iterable[str], role: str, known: Iterable[str]) -> 
         else:
             continue
         if name not in candidates:
-            close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
-            found.append((name, close[0] if close else None))
+            found.append((name, nearest_name(name, candidates, cutoff=0.75)))
     return found
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.durations import (
     go_duration_ns,
     is_openapi_duration,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import nearest_name
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     ADMISSION_REJECTED,
     CONFLICTING_PROFILES,
@@ -94,8 +94,8 @@ def _check_unknown_fields(mapping: dict, path: str, known: tuple[str, ...]) -> l
     for key in mapping:
         if key in known:
             continue
-        close = difflib.get_close_matches(str(key), known, n=1)
-        hint = f'did you mean "{close[0]}"?' if close else f"known fields: {', '.join(known)}"
+        close = nearest_name(key, known)
+        hint = f'did you mean "{close}"?' if close else f"known fields: {', '.join(known)}"
         findings.append(
             _finding(
                 WARNING,

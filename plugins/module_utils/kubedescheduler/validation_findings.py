@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError, nearest_name
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     ERROR,
     KUBEVIRT_PROFILES,
@@ -79,9 +78,9 @@ def _warning(path: str, value: Any, why: str, fix: str) -> Finding:
 
 def _suggest(value: Any, choices: tuple[str, ...]) -> str:
     if isinstance(value, str):
-        close = difflib.get_close_matches(value, choices, n=1)
+        close = nearest_name(value, choices)
         if close:
-            return f'did you mean "{close[0]}"? Allowed: {", ".join(repr(c) for c in choices)}'
+            return f'did you mean "{close}"? Allowed: {", ".join(repr(c) for c in choices)}'
     return f"use one of {', '.join(repr(c) for c in choices)}"
 
 

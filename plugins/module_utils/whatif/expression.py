@@ -9,10 +9,9 @@ resource, a threshold) or a key the expression itself builds (``{a: ...}.a``); t
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Iterator, Mapping
 
-from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
+from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError, nearest_name
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import (
     DOCUMENTED_FIGURES,
     NESTED_FIGURES,
@@ -57,8 +56,8 @@ def check_fields(expression: str) -> None:
     if not unknown:
         return
     field = unknown[0]
-    closest = difflib.get_close_matches(field, sorted(KNOWN_FIELDS), n=1, cutoff=0.5)
-    hint = f"did you mean {closest[0]!r}? " if closest else ""
+    closest = nearest_name(field, KNOWN_FIELDS, cutoff=0.5)
+    hint = f"did you mean {closest!r}? " if closest else ""
     raise ExpressionError(
         f"objective.expression: {expression!r} reads {field!r}, which is not a candidate figure; "
         f"{hint}use one of {', '.join(DOCUMENTED_FIGURES)} (the module's candidates return value)",
