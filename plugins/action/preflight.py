@@ -10,6 +10,11 @@ import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
+
+try:  # ansible-core 2.19 applies module_defaults when a module runs, so an action that runs none merges them itself
+    from ansible.executor.module_common import _apply_action_arg_defaults
+except ImportError:  # ansible-core 2.18 merged them into the task's arguments before the action ran
+    _apply_action_arg_defaults = None
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import CONNECTION_ARG_SPEC
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
@@ -35,6 +40,9 @@ class ActionModule(ActionBase):
     def run(self, tmp: Optional[str] = None, task_vars: Optional[dict] = None) -> dict:
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
+        if _apply_action_arg_defaults is not None:  # the group/descheduler.fleet.cluster connection of the play
+            self._task.args = _apply_action_arg_defaults(self._task.resolved_action, self._task, self._task.args,
+                                                         self._templar)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         role = args["role"]
         host = task_vars.get("inventory_hostname", "this host")

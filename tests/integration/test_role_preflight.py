@@ -130,3 +130,30 @@ def test_the_playbooks_find_the_kubernetes_client_without_an_interpreter_setting
 def _path_without_the_venv() -> str:
     venv_bin = str(Path(sys.executable).parent)
     return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+
+
+
+def test_preflight_takes_the_connection_of_the_cluster_group_s_module_defaults(kube: Any, tmp_path: Path) -> None:
+    """preflight is in the `descheduler.fleet.cluster` action group (README): the connection a play sets once for the
+    group names the cluster it checks, here against the host's pinned kube-system UID."""
+    role = tmp_path / "roles" / "checks"
+    (role / "meta").mkdir(parents=True)
+    (role / "tasks").mkdir()
+    (role / "meta" / "argument_specs.yml").write_text(yaml.safe_dump({"argument_specs": {"main": {"options": {}}}}))
+    (role / "tasks" / "main.yml").write_text(yaml.safe_dump([{
+        "name": "Check", "descheduler.fleet.preflight": {"role": "checks"}, "register": "checked"},
+        {"name": "Show", "ansible.builtin.debug": {"msg": "pinned uid {{ checked.cluster_identity.uid }}"}}]))
+    play = {"name": "Checks", "hosts": "localhost", "connection": "local", "gather_facts": False,
+            "vars": {"descheduler_fleet_cluster_uid": kube_system_uid(kube)}, "roles": ["checks"]}
+    grouped, bare = tmp_path / "grouped.yml", tmp_path / "bare.yml"
+    defaults = {"group/descheduler.fleet.cluster": connection(kube)}
+    grouped.write_text(yaml.safe_dump([{**play, "module_defaults": defaults}]))
+    bare.write_text(yaml.safe_dump([play]))
+    environment = {"ANSIBLE_ROLES_PATH": str(tmp_path / "roles"), "KUBECONFIG": ""}
+
+    process = run_playbook(grouped, env=environment)
+    assert process.returncode == 0, process.stdout[-3000:]
+    assert f"pinned uid {kube_system_uid(kube)}" in process.stdout
+    process = run_playbook(bare, env=environment)
+    assert process.returncode != 0
+    assert "this inventory host names no cluster" in process.stdout
