@@ -108,6 +108,25 @@ operand:
       C(rolled_out), C(rendered_generation) and C(pods) (name, node, phase, ready, created, args).
   returned: always (null when there is none)
   type: dict
+expected_operand:
+  description:
+    - The Deployments the operator writes for the live KubeDescheduler spec - C(descheduler), C(softtainter) (null
+      when it deletes it), C(softtainter_why) and C(eviction_limits) (from the rendered policy), as the
+      C(kubedescheduler) module's C(rendered_operand). The image is not rendered.
+  returned: always (null without a KubeDescheduler)
+  type: dict
+operand_drift:
+  description:
+    - Each field where the live C(descheduler) or C(softtainter) Deployment differs from C(expected_operand), with
+      C(deployment), C(field) (C(spec.replicas), C(container.name), C(container.command), C(container.args),
+      C(spec.template.spec.serviceAccountName), C(spec.template.spec.priorityClassName), C(policy volume configMap),
+      or C(deployment) when one is missing or should not exist), C(live) and C(expected). The image is not compared.
+      Empty when they agree.
+  returned: always (null without a KubeDescheduler)
+  type: list
+  elements: dict
+  sample:
+    - {deployment: descheduler, field: container.args, live: ["-v=10"], expected: ["-v=2"]}
 evictions:
   description:
     - Parsed from the newest running operand pod's log. C(evictions) (unique on pod, strategy, profile and node,

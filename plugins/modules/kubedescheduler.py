@@ -263,6 +263,24 @@ operand:
   description: The descheduler Deployment (replicas, ready, rendered generation, rolled out, degraded conditions).
   returned: when O(state=present)
   type: dict
+rendered_operand:
+  description:
+    - What the operator writes for the spec, in check mode too (docs/configuration.md).
+    - C(descheduler) is the operand Deployment, its args in the operator's order (C(--descheduling-interval),
+      C(--feature-gates=EvictionsInBackground=true), the TLS flags from C(spec.observedConfig), C(--dry-run=true) in
+      Predictive mode, C(-v) from C(logLevel)); null when the spec has no positive interval. The image is not
+      rendered (the operator takes it from its environment).
+    - C(softtainter) is the soft-tainter Deployment, for a KubeVirt profile or while a KubeVirt node keeps a soft
+      taint (C(softtainter_why) says which); null when the operator deletes it.
+    - C(eviction_limits) holds the policy's C(total) and C(node) limits (the KubeVirt profiles default them to 5
+      and 2).
+  returned: when O(state=present)
+  type: dict
+  sample:
+    descheduler: {metadata: {name: descheduler}, spec: {replicas: 1}}
+    softtainter: null
+    softtainter_why: null
+    eviction_limits: {total: null, node: null}
 validation_warnings:
   description: Legal but surprising settings, each with C(field), C(value), C(message), C(fix).
   returned: always
@@ -286,7 +304,10 @@ legacy_translation:
   returned: when O(legacy_spec) is given
   type: dict
 diff:
-  description: The spec before and after.
+  description:
+    - The spec before and after and, with O(state=present), C(operand) - for the C(descheduler) and
+      C(softtainter) Deployments, the fields the spec decides (replicas, container name, command, args, service
+      account, priority class, policy ConfigMap), live before and as the operator will write them after.
   returned: in diff mode
   type: dict
 """

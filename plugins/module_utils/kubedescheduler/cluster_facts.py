@@ -66,8 +66,10 @@ def _names(items: list[dict]) -> list[str]:
 
 
 def _slim_node(node: dict) -> dict:
+    """Name, labels and taints (the soft taints left on a node keep the operator's soft-tainter)."""
     metadata = node.get("metadata") or {}
-    return {"metadata": {"name": metadata.get("name"), "labels": metadata.get("labels") or {}}}
+    return {"metadata": {"name": metadata.get("name"), "labels": metadata.get("labels") or {}},
+            "spec": {"taints": (node.get("spec") or {}).get("taints") or []}}
 
 
 def _read(facts: ClusterFacts, what: str, rule: str, reader: Callable[[], Any]) -> Any:

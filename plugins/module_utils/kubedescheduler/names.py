@@ -20,6 +20,9 @@ KUBEDESCHEDULER_PLURAL = "kubedeschedulers"
 OPERAND_NAME = "descheduler"  # Deployment, label app=descheduler
 OPERAND_LABEL_SELECTOR = "app=descheduler"
 OPERAND_CONTAINER = "openshift-descheduler"
+SOFTTAINTER_NAME = "softtainter"  # the Deployment (operatorclient.SoftTainterOperandName)
+SOFTTAINTER_APP_LABEL = "softtainer"  # sic: its pods' label app=softtainer, from the operator's asset
+SOFTTAINTER_CONTAINER = "openshift-softtainer"
 POLICY_CONFIGMAP = KUBEDESCHEDULER_NAME  # the ConfigMap is named after the CR
 POLICY_KEY = "policy.yaml"
 OPERATOR_LABEL_SELECTOR = "name=descheduler-operator"
@@ -41,6 +44,7 @@ KUBEDESCHEDULER_PATH = resource_path(KUBEDESCHEDULER_API, KUBEDESCHEDULER_PLURAL
                                      KUBEDESCHEDULER_NAME)
 KUBEDESCHEDULERS_PATH = resource_path(KUBEDESCHEDULER_API, KUBEDESCHEDULER_PLURAL, OPERATOR_NAMESPACE)
 OPERAND_DEPLOYMENT_PATH = resource_path("apps/v1", "deployments", OPERATOR_NAMESPACE, OPERAND_NAME)
+SOFTTAINTER_DEPLOYMENT_PATH = resource_path("apps/v1", "deployments", OPERATOR_NAMESPACE, SOFTTAINTER_NAME)
 POLICY_CONFIGMAP_PATH = resource_path("v1", "configmaps", OPERATOR_NAMESPACE, POLICY_CONFIGMAP)
 OPERATOR_NAMESPACE_PATH = resource_path("v1", "namespaces", name=OPERATOR_NAMESPACE)
 PODS_PATH = resource_path("v1", "pods", OPERATOR_NAMESPACE)

@@ -105,6 +105,12 @@ DEFAULT_POD_LIFETIME_SECONDS = 86400
 POD_RESTART_THRESHOLD = 100
 
 LOG_LEVELS = ("", "Normal", "Debug", "Trace", "TraceAll")
+# the operand's -v for each logLevel (manageDeployment; anything else is 2)
+LOG_LEVEL_VERBOSITY = {"Normal": 2, "Debug": 4, "Trace": 6, "TraceAll": 8}
+# (key, effect) of the soft-tainter's taints (pkg/softtainter/softtainter.go; their value is "true"). The operator
+# finds them with taints.TaintExists, which matches on key and effect only, whatever the value.
+SOFT_TAINTS = (("nodeutilization.descheduler.openshift.io/overutilized", "PreferNoSchedule"),
+               ("nodeutilization.descheduler.openshift.io/appropriate", "PreferNoSchedule"))
 MODES = ("Automatic", "Predictive")
 MANAGEMENT_STATE_PATTERN = re.compile(r"^(Managed|Unmanaged|Force|Removed)$")
 KUBEVIRT_MIGRATION_ARGS = (

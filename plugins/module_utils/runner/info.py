@@ -32,6 +32,16 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     PACKAGE,
     POLICY_CONFIGMAP_PATH,
     POLICY_KEY,
+    SOFTTAINTER_DEPLOYMENT_PATH,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operand import (
+    leftover_soft_taints,
+    operand_drift,
+    render_operand,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
+    KUBEVIRT_NODE_SELECTOR,
+    LOG_LEVEL_VERBOSITY,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import (
     applied_generation,
@@ -44,7 +54,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     volcano_facts,
 )
 
-VERBOSITY = {2: "Normal", 4: "Debug", 6: "Trace", 8: "TraceAll"}
+VERBOSITY = {level: name for name, level in LOG_LEVEL_VERBOSITY.items()}
 _VERBOSITY_ARG = re.compile(r"^--?v=(\d+)$")
 
 
@@ -254,8 +264,23 @@ def _olm_info(reader: _Reader, params: Mapping[str, Any], subscription: Optional
     deployment = reader.get(OPERAND_DEPLOYMENT_PATH, "Deployment")
     pods = reader.list(resource_path("v1", "pods", OPERATOR_NAMESPACE), "Pod", OPERAND_LABEL_SELECTOR)
     info["operand"] = _operand_facts(deployment, "Deployment", pods, OPERAND_CONTAINER) if deployment else None
+    info["expected_operand"], info["operand_drift"] = _drift(reader, kubedescheduler, deployment, info["policy"])
     info["evictions"], info["log_source"] = _evictions(reader, OPERATOR_NAMESPACE, pods, OPERAND_CONTAINER, params)
     return info
+
+
+def _drift(reader: _Reader, kubedescheduler: Optional[dict], deployment: Optional[dict],
+           policy: Optional[dict]) -> tuple[Optional[dict], Optional[list[dict]]]:
+    """The Deployments the operator writes for the live spec (with the TLS settings it observed and the soft taints
+    left on nodes), and each field where the live ones differ; (None, None) without a KubeDescheduler."""
+    if kubedescheduler is None:
+        return None, None
+    spec = kubedescheduler.get("spec") or {}
+    nodes = reader.list("/api/v1/nodes", "Node", KUBEVIRT_NODE_SELECTOR)
+    expected = render_operand(spec, observed_config=spec.get("observedConfig"),
+                              tainted_nodes=leftover_soft_taints(nodes), policy=policy)
+    softtainter = reader.get(SOFTTAINTER_DEPLOYMENT_PATH, "Deployment")
+    return expected, operand_drift(expected, deployment, softtainter)
 
 
 def _upstream_workload(reader: _Reader, namespace: str, name: str) -> tuple[Optional[dict], str]:

@@ -21,6 +21,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing 
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.cluster_facts import (
+    ClusterFacts,
     finding_dict,
     gather_facts,
     validate_against_cluster,
@@ -33,14 +34,24 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
     KUBEDESCHEDULER_NAME,
     KUBEDESCHEDULER_PATH,
     KUBEDESCHEDULERS_PATH,
+    OPERAND_CONTAINER,
+    OPERAND_DEPLOYMENT_PATH,
     OPERATOR_NAMESPACE,
     OPERATOR_OWNED_SPEC_FIELDS,
     POLICY_CONFIGMAP_PATH,
     POLICY_KEY,
+    SOFTTAINTER_CONTAINER,
+    SOFTTAINTER_DEPLOYMENT_PATH,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operand import (
+    decided_fields,
+    leftover_soft_taints,
+    render_operand,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.operator_profiles import (
     ERROR,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import (
     read_operand_state,
     wait_for_removal,
@@ -90,8 +101,8 @@ def read_policy(api_client: Any) -> Optional[dict]:
 # --- validation ----------------------------------------------------------------------------------------------------
 
 
-def _validate(api_client: Any, spec: dict, params: Mapping[str, Any]) -> tuple[list[dict], list[str]]:
-    """Warnings (finding dicts) and notes; raises SpecRejected on any error, before anything is written."""
+def _validate(api_client: Any, spec: dict, params: Mapping[str, Any]) -> tuple[list[dict], ClusterFacts]:
+    """Warnings (finding dicts) and the facts read; raises SpecRejected on any error, before anything is written."""
     facts = gather_facts(api_client)
     if not facts.operator_namespace_exists:
         raise KdoError(f"namespace {OPERATOR_NAMESPACE} does not exist: install the Kube Descheduler Operator first "
@@ -106,7 +117,7 @@ def _validate(api_client: Any, spec: dict, params: Mapping[str, Any]) -> tuple[l
         raise SpecRejected(f"{OBJECT_NAME} not changed: the spec has {what}. {numbered}",
                            validation_errors=errors, validation_warnings=warnings, notes=facts.notes,
                            spec=spec)
-    return warnings, facts.notes
+    return warnings, facts
 
 
 # --- writes --------------------------------------------------------------------------------------------------------
@@ -147,10 +158,35 @@ def _write(api_client: Any, existing: Optional[dict], spec: dict) -> dict:
 # --- the task ------------------------------------------------------------------------------------------------------
 
 
-def _diff(before: Optional[dict], after: Optional[dict]) -> dict:
-    return {"before": {"spec": before} if before is not None else {},
+def _diff(before: Optional[dict], after: Optional[dict], operand: Optional[tuple[dict, dict]] = None) -> dict:
+    """The spec before and after; with ``operand`` (live, rendered), also what the spec decides on the operator's
+    Deployments, so a preview shows the arguments the descheduler will run with."""
+    diff = {"before": {"spec": before} if before is not None else {},
             "after": {"spec": after} if after is not None else {},
             "before_header": OBJECT_NAME, "after_header": OBJECT_NAME}
+    if operand is not None:
+        diff["before"]["operand"], diff["after"]["operand"] = operand
+    return diff
+
+
+def _live_operand(api_client: Any) -> dict[str, Optional[dict]]:
+    return {"descheduler": get_raw(api_client, OPERAND_DEPLOYMENT_PATH, kind="Deployment"),
+            "softtainter": get_raw(api_client, SOFTTAINTER_DEPLOYMENT_PATH, kind="Deployment")}
+
+
+def _rendered_operand(stored: dict, existing: Optional[dict], facts: ClusterFacts) -> dict:
+    """The Deployments the operator will write for ``stored``, with the TLS settings it observed (kept in the spec)
+    and the soft taints left on the nodes (it keeps the soft-tainter to clean them)."""
+    observed = ((existing or {}).get("spec") or {}).get("observedConfig")
+    tainted = leftover_soft_taints(facts.kubevirt_nodes or [])
+    return render_operand(stored, observed_config=observed, tainted_nodes=tainted,
+                          policy=render_policy(stored, validate=False))
+
+
+def _operand_diff(live: dict[str, Optional[dict]], rendered: dict) -> tuple[dict, dict]:
+    containers = {"descheduler": OPERAND_CONTAINER, "softtainter": SOFTTAINTER_CONTAINER}
+    return ({name: decided_fields(live[name], container) for name, container in containers.items()},
+            {name: decided_fields(rendered[name], container) for name, container in containers.items()})
 
 
 def _absent(api_client: Any, existing: Optional[dict], params: Mapping[str, Any], check_mode: bool) -> dict:
@@ -178,14 +214,16 @@ def _absent(api_client: Any, existing: Optional[dict], params: Mapping[str, Any]
 
 def _present(api_client: Any, existing: Optional[dict], params: Mapping[str, Any], check_mode: bool) -> dict:
     spec, translation = desired_spec(params)
-    warnings, notes = _validate(api_client, spec, params)
+    warnings, facts = _validate(api_client, spec, params)
     stored = with_defaults(spec)
     before = comparable((existing or {}).get("spec")) if existing else None
     after = comparable(stored)
     changes = spec_changes(before, after) if existing else [{"field": "spec", "before": None, "after": after}]
     changed = existing is None or before != after
-    result: dict[str, Any] = {"changed": changed, "diff": _diff(before, after), "changes": changes,
-                              "validation_warnings": warnings, "notes": notes, "spec": after}
+    rendered = _rendered_operand(stored, existing, facts)
+    result: dict[str, Any] = {"changed": changed, "changes": changes, "rendered_operand": rendered,
+                              "diff": _diff(before, after, _operand_diff(_live_operand(api_client), rendered)),
+                              "validation_warnings": warnings, "notes": facts.notes, "spec": after}
     if translation is not None:
         result["legacy_translation"] = translation
     obj = existing

@@ -15,16 +15,22 @@ to do (reference operator-observed.md):
 - "L" errors: logs `"key" failed with : <error>` in the operator log (once per distinct error) and changes nothing;
 - errors of the operand (a priority class that does not exist, a threshold above system-critical...): the operator
   renders and writes as usual, logs nothing, and the operand's pods never become Ready;
-- otherwise writes ConfigMap `cluster` (`policy.yaml`) and Deployment `descheduler` (args with
-  `--descheduling-interval`, `--dry-run=true` for Predictive, `-v=N`, feature gates; pod template annotations
-  `kubedeschedulers.operator.openshift.io/cluster: <generation>` and `configmaps/cluster: <resourceVersion>`), both
-  owned by the KubeDescheduler, and sets the three conditions it reports (`TargetConfigControllerDegraded`,
-  `ConfigObservationDegraded`, `ResourceSyncControllerDegraded`) to False.
+- otherwise writes ConfigMap `cluster` (`policy.yaml`) and Deployment `descheduler` as manageDeschedulerDeployment
+  writes bindata/assets/kube-descheduler/deployment.yaml (upstream main at 945dcaa): args with
+  `--descheduling-interval`, feature gates, the TLS flags from `spec.observedConfig.servingInfo`, `--dry-run=true` for
+  Predictive, `-v=N`; pod template annotations `kubedeschedulers.operator.openshift.io/cluster: <generation>` and
+  `configmaps/cluster: <resourceVersion>`), owned by the KubeDescheduler; for a KubeVirt profile, or while a
+  `kubevirt.io/schedulable=true` node keeps a soft taint, also Deployment `softtainter` (softtainterdeployment.yaml,
+  its args with the same `-v=N`) and its ServiceAccount, deleted once neither holds; and sets the three conditions it
+  reports (`TargetConfigControllerDegraded`, `ConfigObservationDegraded`, `ResourceSyncControllerDegraded`) to False.
 Rolling the Deployment out is the cluster's job (kube-controller-manager and the kubelet stand-in); with
 `operand_ready=False` the operand's pods are annotated never to become Ready (kubelet_standin.NEVER_READY).
 
 The policy is rendered with the collection's engine (`render_policy`): tests must check policies against literal
-values, never against this rendering. Not modelled: Service/RBAC/PrometheusRule/soft-tainter objects.
+values, never against this rendering. The Deployments are written from the upstream assets here, never from the
+collection's rendering. Not modelled: Service/RBAC/PrometheusRule objects, the soft-tainter's RBAC and admission
+policy, the config observer (`spec.observedConfig` is what a test writes, as the observer would from the cluster's
+APIServer TLS profile) and the resourceVersion annotations of the objects not modelled.
 Pod logs come from kubelets: they are written over HTTP as the pod annotation the control plane's kubelet stand-in
 serves (kubelet_logs.write_pod_log). The lines are also kept in `operator_log`.
 """
@@ -64,6 +70,11 @@ OPERATOR_DEPLOYMENT = "descheduler-operator"
 OPERATOR_POD_SELECTOR = "name=descheduler-operator"  # the operator pods, whose log holds its refusals
 OPERAND_SERVICE_ACCOUNT = "openshift-descheduler-operand"
 OPERAND_IMAGE = "registry.redhat.io/kube-descheduler-operator/descheduler-rhel9:v5.4.0"
+SOFTTAINTER = "softtainter"
+SOFTTAINTER_SERVICE_ACCOUNT = "openshift-descheduler-softtainter"
+SOFTTAINTER_IMAGE = "registry.redhat.io/kube-descheduler-operator/kube-descheduler-rhel9-operator:v5.4.0"
+SOFT_TAINT_KEYS = ("nodeutilization.descheduler.openshift.io/overutilized",
+                   "nodeutilization.descheduler.openshift.io/appropriate")
 GENERATION_ANNOTATION = "kubedeschedulers.operator.openshift.io/cluster"
 DEGRADED = "TargetConfigControllerDegraded"
 CONFIG_OBSERVATION_DEGRADED = "ConfigObservationDegraded"
@@ -293,7 +304,30 @@ class DeschedulerOperator(StandIn):
                        "configmaps/cluster": configmap["metadata"]["resourceVersion"],
                        **({} if self.operand_ready and not self._operand_fails(spec) else {NEVER_READY: "true"})}
         deployment = self._apply("deployments", operand_deployment(self._owner(kubedescheduler), spec, annotations))
+        self._manage_softtainter(kubedescheduler, spec, annotations)
         self._set_status([{"type": name, "status": "False"} for name in CONDITIONS], deployment)
+
+    def _softtainter_needed(self, spec: dict[str, Any]) -> bool:
+        """isSoftTainterNeeded: a KubeVirt profile, or a soft taint left on a KubeVirt-schedulable node."""
+        if any(p in KUBEVIRT_PROFILES for p in spec.get("profiles") or []):
+            return True
+        nodes = self.rest.list(path("v1", "nodes"), label_selector="kubevirt.io/schedulable=true")
+        taints = [t for node in nodes for t in (node.get("spec") or {}).get("taints") or []]
+        # taints.TaintExists: key and effect, whatever the value
+        return any(t.get("key") in SOFT_TAINT_KEYS and t.get("effect") == "PreferNoSchedule" for t in taints)
+
+    def _manage_softtainter(self, kubedescheduler: dict[str, Any], spec: dict[str, Any],
+                            annotations: dict[str, str]) -> None:
+        deployments = path("apps/v1", "deployments", OPERATOR_NAMESPACE)
+        if not self._softtainter_needed(spec):
+            if self.rest.get(f"{deployments}/{SOFTTAINTER}") is not None:
+                self.rest.delete(f"{deployments}/{SOFTTAINTER}")
+            return
+        self._apply("serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
+                                        "metadata": {"name": SOFTTAINTER_SERVICE_ACCOUNT,
+                                                     "namespace": OPERATOR_NAMESPACE,
+                                                     "ownerReferences": self._owner(kubedescheduler)}})
+        self._apply("deployments", softtainter_deployment(self._owner(kubedescheduler), spec, annotations))
 
     def _scale_down(self, kubedescheduler: dict[str, Any], message: str, observation: str | None) -> None:
         url = path("apps/v1", "deployments", OPERATOR_NAMESPACE, OPERAND)
@@ -337,7 +371,12 @@ def _merged(current: Any, desired: Any) -> Any:
     return json.loads(json.dumps(desired))
 
 
+def _verbosity(spec: dict[str, Any]) -> str:
+    return f"-v={VERBOSITY.get(spec.get('logLevel') or '', 2)}"
+
+
 def operand_args(spec: dict[str, Any]) -> list[str]:
+    """manageDeschedulerDeployment's args, in its order, then manageDeployment's -v."""
     args = ["--policy-config-file=/policy-dir/policy.yaml", "--logging-format=text",
             "--tls-cert-file=/certs-dir/tls.crt", "--tls-private-key-file=/certs-dir/tls.key",
             f"--descheduling-interval={spec['deschedulingIntervalSeconds']}s"]
@@ -345,35 +384,68 @@ def operand_args(spec: dict[str, Any]) -> list[str]:
     if customizations.get("devEnableEvictionsInBackground") or any(
             p in KUBEVIRT_PROFILES for p in spec.get("profiles") or []):
         args.append("--feature-gates=EvictionsInBackground=true")
+    serving = (spec.get("observedConfig") or {}).get("servingInfo") or {}
+    if serving.get("cipherSuites"):
+        args.append(f"--tls-cipher-suites={','.join(serving['cipherSuites'])}")
+    if serving.get("minTLSVersion"):
+        args.append(f"--tls-min-version={serving['minTLSVersion']}")
     if spec.get("mode") == "Predictive":
         args.append("--dry-run=true")
-    args.append(f"-v={VERBOSITY.get(spec.get('logLevel') or '', 2)}")
+    args.append(_verbosity(spec))
     return args
 
 
-def operand_deployment(owner: list[dict[str, Any]], spec: dict[str, Any],
-                       annotations: dict[str, str]) -> dict[str, Any]:
+def _asset_deployment(name: str, app: str, owner: list[dict[str, Any]], container: dict[str, Any],
+                      service_account: str, annotations: dict[str, str]) -> dict[str, Any]:
+    """deployment.yaml / softtainterdeployment.yaml as manageDeployment completes them: 1 replica, owned by the
+    KubeDescheduler, the policy volume's ConfigMap renamed to the CR's name, the spec annotations merged."""
     return {
         "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": OPERAND, "namespace": OPERATOR_NAMESPACE, "labels": {"app": OPERAND},
+        "metadata": {"name": name, "namespace": OPERATOR_NAMESPACE, "labels": {"app": app},
                      "ownerReferences": owner},
         "spec": {
             "replicas": 1,
-            "selector": {"matchLabels": {"app": OPERAND}},
+            "selector": {"matchLabels": {"app": app}},
             "template": {
-                "metadata": {"labels": {"app": OPERAND},
-                             "annotations": {"kubectl.kubernetes.io/default-container": OPERAND_CONTAINER,
-                                             **annotations}},
+                "metadata": {"labels": {"app": app},
+                             "annotations": {"kubectl.kubernetes.io/default-container": container["name"],
+                                             "openshift.io/required-scc": "restricted-v2", **annotations}},
                 "spec": {
-                    "priorityClassName": "system-cluster-critical",
-                    "serviceAccountName": OPERAND_SERVICE_ACCOUNT,
+                    "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
                     "volumes": [{"name": "policy-volume", "configMap": {"name": "cluster"}},
                                 {"name": "certs-dir", "secret": {"secretName": "kube-descheduler-serving-cert"}}],
-                    "containers": [{"name": OPERAND_CONTAINER, "image": OPERAND_IMAGE,
-                                    "command": ["/bin/descheduler"], "args": operand_args(spec),
+                    "priorityClassName": "system-cluster-critical",
+                    "restartPolicy": "Always",
+                    "containers": [{**container,
+                                    "securityContext": {"allowPrivilegeEscalation": False,
+                                                        "readOnlyRootFilesystem": True,
+                                                        "capabilities": {"drop": ["ALL"]}},
+                                    "terminationMessagePolicy": "FallbackToLogsOnError",
+                                    "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}},
                                     "volumeMounts": [{"mountPath": "/policy-dir", "name": "policy-volume"},
                                                      {"mountPath": "/certs-dir", "name": "certs-dir"}]}],
+                    "serviceAccountName": service_account,
                 },
             },
         },
     }
+
+
+def operand_deployment(owner: list[dict[str, Any]], spec: dict[str, Any],
+                       annotations: dict[str, str]) -> dict[str, Any]:
+    container = {"name": OPERAND_CONTAINER, "image": OPERAND_IMAGE, "command": ["/bin/descheduler"],
+                 "args": operand_args(spec)}
+    return _asset_deployment(OPERAND, OPERAND, owner, container, OPERAND_SERVICE_ACCOUNT, annotations)
+
+
+def softtainter_deployment(owner: list[dict[str, Any]], spec: dict[str, Any],
+                           annotations: dict[str, str]) -> dict[str, Any]:
+    """The asset's labels say "softtainer" (sic); manageSoftTainterDeployment renames only the Deployment."""
+    probe = {"failureThreshold": 1, "periodSeconds": 5}
+    container = {"name": "openshift-softtainter", "image": SOFTTAINTER_IMAGE, "command": ["/usr/bin/soft-tainter"],
+                 "args": ["--policy-config-file=/policy-dir/policy.yaml", _verbosity(spec)],
+                 "livenessProbe": {**probe, "httpGet": {"path": "/livez", "port": 6060, "scheme": "HTTP"},
+                                   "initialDelaySeconds": 30},
+                 "readinessProbe": {**probe, "httpGet": {"path": "/readyz", "port": 6060, "scheme": "HTTP"},
+                                    "initialDelaySeconds": 5}}
+    return _asset_deployment(SOFTTAINTER, "softtainer", owner, container, SOFTTAINTER_SERVICE_ACCOUNT, annotations)
