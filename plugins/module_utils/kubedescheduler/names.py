@@ -22,7 +22,7 @@ OPERAND_LABEL_SELECTOR = "app=descheduler"
 OPERAND_CONTAINER = "openshift-descheduler"
 SOFTTAINTER_NAME = "softtainter"  # the Deployment (operatorclient.SoftTainterOperandName)
 SOFTTAINTER_APP_LABEL = "softtainer"  # sic: its pods' label app=softtainer, from the operator's asset
-SOFTTAINTER_CONTAINER = "openshift-softtainer"
+SOFTTAINTER_CONTAINER = "openshift-softtainer"  # sic: "softtainer", as the asset spells it
 POLICY_CONFIGMAP = KUBEDESCHEDULER_NAME  # the ConfigMap is named after the CR
 POLICY_KEY = "policy.yaml"
 OPERATOR_LABEL_SELECTOR = "name=descheduler-operator"

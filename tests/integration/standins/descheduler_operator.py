@@ -442,7 +442,7 @@ def softtainter_deployment(owner: list[dict[str, Any]], spec: dict[str, Any],
                            annotations: dict[str, str]) -> dict[str, Any]:
     """The asset's labels say "softtainer" (sic); manageSoftTainterDeployment renames only the Deployment."""
     probe = {"failureThreshold": 1, "periodSeconds": 5}
-    container = {"name": "openshift-softtainter", "image": SOFTTAINTER_IMAGE, "command": ["/usr/bin/soft-tainter"],
+    container = {"name": "openshift-softtainer", "image": SOFTTAINTER_IMAGE, "command": ["/usr/bin/soft-tainter"],
                  "args": ["--policy-config-file=/policy-dir/policy.yaml", _verbosity(spec)],
                  "livenessProbe": {**probe, "httpGet": {"path": "/livez", "port": 6060, "scheme": "HTTP"},
                                    "initialDelaySeconds": 30},

@@ -115,6 +115,7 @@ def test_soft_tainter_for_a_kubevirt_profile() -> None:
     assert pod["serviceAccountName"] == "openshift-descheduler-softtainter"
     assert pod["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
     container = pod["containers"][0]
+    assert container["name"] == "openshift-softtainer"  # sic, as the asset spells it
     assert container["command"] == ["/usr/bin/soft-tainter"]
     assert container["args"] == ["--policy-config-file=/policy-dir/policy.yaml", "-v=2"]
     assert container["livenessProbe"] == {"httpGet": {"path": "/livez", "port": 6060, "scheme": "HTTP"},
@@ -202,6 +203,6 @@ def test_drift_of_a_missing_or_extra_soft_tainter() -> None:
     assert operand_drift(rendering, _live(kubevirt), None) == [
         {"deployment": "softtainter", "field": "deployment", "live": "absent", "expected": "present"}]
     plain = _spec(["AffinityAndTaints"])
-    assert deployment_drift(rendering["softtainter"], None, "openshift-softtainter") == [
+    assert deployment_drift(rendering["softtainter"], None, "openshift-softtainer") == [
         {"deployment": "softtainter", "field": "deployment", "live": "present", "expected": "absent"}]
     assert operand_drift(render_operand(plain), _live(plain), rendering["softtainter"])[0]["live"] == "present"
