@@ -40,6 +40,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Clock, Sleeper, Waiter
 from ansible_collections.descheduler.fleet.plugins.module_utils.errors import FleetError
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import Cancellation
+from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.expected_evictions import (
     check_plan_identity,
     check_plans_name_clusters,
@@ -132,6 +133,11 @@ def _connect(params: dict) -> Any:
     return connect_to_intended_cluster(params)[0]
 
 
+def _unreachable(got: Any) -> bool:
+    """The API server was not reached (status 0: refused, reset, timed out): worth another try."""
+    return isinstance(got, ClusterApiError) and got.status == 0
+
+
 class Rollout:
     def __init__(self, options: RolloutOptions, groups: list[DecisionGroup], targets: dict[str, Target],
                  change: Change, *, check_mode: bool = False, connect: Connect = _connect,
@@ -145,6 +151,8 @@ class Rollout:
         self.leases = HeldLeases(connect, holder or {}, self.change_id,
                                  lambda reason: self.cancellation.cancel(reason, code="lease_lost"))
         self.cancelled_at: Optional[float] = None
+        self.cancellation.on_cancel(self._note_cancel)  # the grace counts from the cancel, not from when it is seen
+        self._retry_sleep: Sleeper = sleeper or time.sleep  # not the soak's: a cancel must not end a retry's pause
         self.outcomes = {name: Outcome(name, group.name) for group in groups for name in group.clusters}
         self.gates = {name: ClusterGates(options.gates, partial(change.operand_breaches, target=targets[name]),
                                          cluster=name)
@@ -172,6 +180,8 @@ class Rollout:
                 last_good = self._resolve_earlier(api_client, name)
                 if last_good is None:
                     last_good = record_value(self.change.current(api_client, target))
+                if self.cancellation.is_set():
+                    return  # cancelled before its first write: not started, nothing to undo
                 if not self.check_mode:
                     self.gates[name].take_baseline(api_client)
                     self._journal(name, INTENDED, last_good, api_client, intended=target.desired)
@@ -228,31 +238,68 @@ class Rollout:
             return f"progress deadline ({self.options.progress_deadline:g}s) exceeded: {text}"
         return text
 
-    def _roll_back(self, name: str, timeout: Optional[float] = None) -> None:
+    def _roll_back(self, name: str) -> None:
         """Back to the configuration recorded before the change, then the operand gate once more (the workloads
-        may take longer to recover than the operand: they are the next run's baseline, not a rollback failure)."""
-        outcome, target = self.outcomes[name], self.targets[name]
+        may take longer to recover than the operand: they are the next run's baseline, not a rollback failure).
+        An API server that cannot be reached (restarting) is tried again every ``gate_interval`` until ``timeout``.
+        In a cancelled run, a rollback starting after the cancel has what is left of ``interrupt_grace``, and one that
+        did not finish leaves the cluster ``interrupted``."""
+        outcome = self.outcomes[name]
         if not self.options.rollback or self.check_mode or outcome.last_good is None:
             return  # nothing was recorded, so nothing was changed
+        timeout = self._rollback_time()
+        if timeout > 0:
+            waiter = Waiter(timeout=timeout, interval=self.options.gate_interval, clock=self.clock,
+                            sleep=self._retry_sleep)
+            deadline = self.clock() + timeout
+            got = waiter.poll(lambda: self._restore(name, max(deadline - self.clock(), 1.0)),
+                              lambda got: not _unreachable(got)).value
+        else:
+            got = RolloutError(f"{self.halt_reason or 'cancelled'}: interrupt_grace "
+                               f"({self.options.interrupt_grace:g}s) was over before its rollback could start",
+                               "interrupt_grace", self.options.interrupt_grace)
+        if isinstance(got, FleetError):
+            outcome.status = ROLLBACK_FAILED
+            outcome.rollback = {"ok": False, "changed": None, "error": got.user_message()}
+        else:
+            result, after = got
+            left = result.get("left_in_place") or []  # not as the change left it: someone else's now, not ours to undo
+            outcome.status = ROLLED_BACK if not after and not left else ROLLBACK_FAILED
+            if outcome.status == ROLLED_BACK:  # else the record keeps saying rolling-back: the next run resolves it
+                self._journal_quietly(name, ROLLED_BACK_STATE, outcome.last_good)
+            outcome.rollback = {"ok": not after and not left, "changed": bool(result.get("changed")),
+                                "msg": result.get("msg"), "breaches_after": after, "left_in_place": left}
+        if outcome.status == ROLLBACK_FAILED and self.cancellation.is_set():
+            outcome.status = INTERRUPTED_STATUS  # cancelled before its rollback finished: the record says so
+            self._journal_quietly(name, INTERRUPTED, outcome.last_good)
+
+    def _rollback_time(self) -> float:
+        """``progress_deadline``; after a cancel, no more than what is left of ``interrupt_grace``."""
+        if self.cancelled_at is None:
+            return self.options.progress_deadline
+        left = self.cancelled_at + self.options.interrupt_grace - self.clock()
+        return min(self.options.progress_deadline, max(left, 0.0))
+
+    def _restore(self, name: str, timeout: float) -> Any:
+        """One attempt at the rollback: ``(restore's result, the operand gate's breaches after it)``, or the
+        FleetError that stopped it."""
+        outcome, target = self.outcomes[name], self.targets[name]
         try:
             self._journal(name, ROLLING_BACK, outcome.last_good)
             last_good = outcome.last_good["spec"] if outcome.last_good["present"] else None
-            result = self.change.restore(target, last_good, timeout or self.options.progress_deadline)
+            result = self.change.restore(target, last_good, timeout)
             api_client = self.connect(target.params)
             try:
                 after = self.change.operand_breaches(api_client, target) if self.options.gates.operand else []
             finally:
                 api_client.close()
         except FleetError as error:
-            outcome.status = ROLLBACK_FAILED
-            outcome.rollback = {"ok": False, "changed": None, "error": error.user_message()}
-            return
-        left = result.get("left_in_place") or []  # not as the change left it: someone else's now, not ours to undo
-        outcome.status = ROLLED_BACK if not after and not left else ROLLBACK_FAILED
-        if outcome.status == ROLLED_BACK:  # else the record keeps saying rolling-back: the next run resolves it
-            self._journal_quietly(name, ROLLED_BACK_STATE, outcome.last_good)
-        outcome.rollback = {"ok": not after and not left, "changed": bool(result.get("changed")),
-                            "msg": result.get("msg"), "breaches_after": after, "left_in_place": left}
+            return error
+        return result, after
+
+    def _note_cancel(self) -> None:
+        if self.cancelled_at is None:
+            self.cancelled_at = self.clock()
 
     def _journal_quietly(self, name: str, state: str, last_good: dict) -> None:
         """A step written after the cluster acted: when the record cannot be written, the result says so."""
@@ -272,14 +319,14 @@ class Rollout:
             if outcome.last_good is None or outcome.status in (ROLLED_BACK, ROLLBACK_FAILED, NOT_STARTED):
                 continue
             outcome.error = f"{self.halt_reason} (mid-change or mid-soak)"
-            remaining = self.cancelled_at + self.options.interrupt_grace - self.clock()
-            if self.options.interrupt_rollback and self.options.rollback and remaining > 0:
+            if self.options.interrupt_rollback and self.options.rollback and self._rollback_time() > 0:
                 outcome.status = FAILED
-                self._roll_back(name, timeout=remaining)
+                self._roll_back(name)
                 if outcome.status == ROLLED_BACK:
                     continue
-            outcome.status = INTERRUPTED_STATUS
-            self._journal_quietly(name, INTERRUPTED, outcome.last_good)
+            if outcome.status != INTERRUPTED_STATUS:  # _roll_back marks the one it could not finish
+                outcome.status = INTERRUPTED_STATUS
+                self._journal_quietly(name, INTERRUPTED, outcome.last_good)
 
     # ---- one group ------------------------------------------------------------------------------------------------
 

@@ -60,3 +60,153 @@ def test_a_rollout_cancelled_before_its_first_cluster_starts_none_and_says_why()
     assert {name: c["status"] for name, c in result["clusters"].items()} == {"c1": "not_started", "p1": "not_started"}
     assert [g["status"] for g in result["groups"]] == ["interrupted", "not_started"]
     assert "0 interrupted" in result["msg"]
+
+
+# ---- cancels and an unreachable API server, around the first write and the rollback --------------------------------
+
+class _Leases:
+    """HeldLeases without a cluster: every take succeeds."""
+
+    def take(self, name: str, params: dict, timeout: float, cancelled: Any) -> None:
+        pass
+
+    def release(self, names: list[str]) -> None:
+        pass
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class _ScriptedChange:
+    """A KubeDescheduler-like change whose steps the test scripts: `on_read` runs while the cluster is read before
+    the first write; `restores` answers each restore attempt in turn (an exception is raised)."""
+
+    namespace, record_key = "ns", "key.json"
+
+    def __init__(self, on_read: Any = None, restores: Optional[list] = None, apply_error: Any = None) -> None:
+        self.on_read, self.restores, self.apply_error = on_read, list(restores or []), apply_error
+        self.calls: list[str] = []
+
+    def current(self, api_client: Any, target: Target) -> Optional[dict]:
+        if self.on_read:
+            self.on_read()
+        return {"interval": 3600}
+
+    def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
+        self.calls.append("apply")
+        if self.apply_error is not None:
+            raise self.apply_error
+        return {"changed": True}
+
+    def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
+        self.calls.append("restore")
+        answer = self.restores.pop(0) if self.restores else {"changed": True}
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
+        return []
+
+
+class _Client:
+    def close(self) -> None:
+        pass
+
+
+def _rollout(change: Any, cancellation: Cancellation, monkeypatch: pytest.MonkeyPatch, clock: _Clock,
+             **options: Any) -> tuple[Rollout, list[str]]:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.rollout import controller
+
+    written: list[str] = []
+    monkeypatch.setattr(controller, "journal", lambda *args, **kwargs: written.append(args[4]))
+    monkeypatch.setattr(controller, "earlier_record", lambda *args: None)
+    groups = decision_groups(["c1"], assigned={}, groups=[], mandatory_groups=["canary"],
+                             inventory_groups={"canary": ["c1"]})
+    rollout = Rollout(rollout_options({"gates": {"workloads": False}, "gate_interval": 1, "progress_deadline": 60,
+                                       **options}),
+                      groups, {"c1": Target("c1", {}, {"spec": {}})}, change, cancellation=cancellation,
+                      connect=lambda params: _Client(), clock=clock, sleeper=clock.sleep)
+    rollout.leases = _Leases()
+    return rollout, written
+
+
+def test_a_cancel_while_the_cluster_is_read_before_the_first_write_starts_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    cancellation = Cancellation()
+    change = _ScriptedChange(on_read=lambda: cancellation.cancel("cancelled: the module received SIGTERM"))
+    rollout, written = _rollout(change, cancellation, monkeypatch, _Clock())
+    result = rollout.run()
+    assert written == [] and change.calls == []  # no record, no apply, nothing to roll back
+    assert result["cancelled"] and result["clusters"]["c1"]["status"] == "not_started"
+    assert result["clusters"]["c1"]["last_good"] is None
+
+
+def test_a_rollback_tries_an_unreachable_api_server_again_until_it_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+
+    refused = ClusterApiError(0, "MaxRetryError", "Connection refused", host="https://127.0.0.1:6443")
+    clock = _Clock()
+    change = _ScriptedChange(apply_error=refused, restores=[refused, refused, {"changed": True}])
+    rollout, written = _rollout(change, Cancellation(), monkeypatch, clock)
+    outcome = rollout.run()["clusters"]["c1"]
+    assert change.calls == ["apply", "restore", "restore", "restore"] and clock.now == 2  # every gate_interval
+    assert outcome["status"] == "rolled_back" and written == ["intended", "rolling-back", "rolling-back",
+                                                              "rolling-back", "rolled-back"]
+
+
+def test_a_rollback_still_unreachable_at_its_deadline_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
+
+    refused = ClusterApiError(0, "MaxRetryError", "Connection refused", host="https://127.0.0.1:6443")
+    change = _ScriptedChange(apply_error=refused, restores=[refused] * 100)
+    rollout, written = _rollout(change, Cancellation(), monkeypatch, _Clock(), progress_deadline=5)
+    outcome = rollout.run()["clusters"]["c1"]
+    assert outcome["status"] == "rollback_failed" and "Connection refused" in outcome["rollback"]["error"]
+    assert written[-1] == "rolling-back" and change.calls.count("restore") == 6  # 0..5 s, then the deadline
+
+
+def test_a_rollback_cancelled_before_it_finished_leaves_the_cluster_interrupted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.errors import KdoError
+
+    cancellation = Cancellation()
+
+    def cancelled_then_not_rolled_out() -> dict[str, Any]:
+        cancellation.cancel("cancelled: the module received SIGTERM")
+        raise KdoError("the operator did not roll out generation 7 within 60s")
+
+    change = _ScriptedChange(apply_error=KdoError("progress deadline"))
+    change.restore = lambda target, last_good, timeout: cancelled_then_not_rolled_out()  # type: ignore[method-assign]
+    rollout, written = _rollout(change, cancellation, monkeypatch, _Clock())
+    result = rollout.run()
+    assert result["cancelled"] and result["clusters"]["c1"]["status"] == "interrupted"
+    assert written == ["intended", "rolling-back", "interrupted"]
+
+
+def test_after_a_cancel_a_rollback_has_only_what_is_left_of_the_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    cancellation = Cancellation()
+    timeouts: list[float] = []
+
+    def apply_until_past_the_grace(target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
+        cancellation.cancel("cancelled: the module received SIGTERM")
+        clock.now += 100  # the apply in flight ends 100 s after the cancel
+        return {"changed": True}
+
+    change = _ScriptedChange()
+    change.apply = apply_until_past_the_grace  # type: ignore[method-assign]
+    original = change.restore
+    change.restore = lambda target, last_good, timeout: timeouts.append(timeout) or original(  # type: ignore
+        target, last_good, timeout)
+    rollout, written = _rollout(change, cancellation, monkeypatch, clock, interrupt_grace=120)
+    assert rollout.run()["clusters"]["c1"]["status"] == "rolled_back"
+    assert timeouts == [20]  # 120 s of grace from the cancel, not from the apply's end
