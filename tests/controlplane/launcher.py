@@ -169,6 +169,18 @@ class ControlPlane:
                 process.popen.wait()
         self.processes.clear()
 
+    def kill_apiserver(self) -> None:
+        """SIGKILL kube-apiserver alone (a crash): etcd and the other components stay; clients are refused until
+        `start_apiserver()` serves the same port again."""
+        process = next(p for p in self.processes if p.name == "kube-apiserver")
+        process.popen.kill()
+        process.popen.wait()
+        self.processes.remove(process)
+
+    def start_apiserver(self) -> None:
+        """kube-apiserver again, on the same port, certificates and etcd prefix (its log appended to)."""
+        self._start_apiserver()
+
     def log_tail(self, lines: int = 60) -> str:
         return "\n\n".join(f"==== {p.name} ({p.log}) ====\n{p.tail(lines)}" for p in self.processes)
 

@@ -8,6 +8,8 @@
     proxy.expire_continue_after(2)               # pages 1-2 of the next chunked list, then 410 Expired
     proxy.observe(verb="create", path=r"/eviction$", observer=recorder)   # recorder.started(...) / .finished(...)
     proxy.before_continue(hook, path="/pods$")   # hook(n, path, query) before the n-th list with a continue token
+    held = proxy.hold(verb="update", path="/kubedeschedulers/cluster$", body=lambda b: ...)  # held until released
+    held.arrived.wait(); ...; held.release()
     proxy.clear(); proxy.stop()
 
 The proxy authenticates to the server itself (the admin client certificate in `ssl_context`), like
@@ -95,6 +97,27 @@ class Observer(Protocol):
     def finished(self, token: Any, status: int) -> None: ...
 
 
+class Hold:
+    """An observer that holds the matching requests (whose body `body` accepts) before they are forwarded, until
+    `release()`: the test acts while a client waits at a known step. `arrived` is set when the first is held."""
+
+    def __init__(self, body: Callable[[bytes | None], bool]) -> None:
+        self.body = body
+        self.arrived = threading.Event()
+        self._released = threading.Event()
+
+    def started(self, method: str, path: str, body: bytes | None) -> None:
+        if not self._released.is_set() and self.body(body):
+            self.arrived.set()
+            self._released.wait()
+
+    def finished(self, token: Any, status: int) -> None:
+        pass
+
+    def release(self) -> None:
+        self._released.set()
+
+
 # hook(n, path, query): called before the n-th list request with a continue token is forwarded
 ContinueHook = Callable[[int, str, dict[str, list[str]]], None]
 
@@ -144,6 +167,12 @@ class FaultProxy:
     def observe(self, observer: Observer, verb: str | None = None, path: str = "") -> None:
         with self._lock:
             self._observers.append((FaultRule(verb, re.compile(path), times=None), observer))
+
+    def hold(self, verb: str | None = None, path: str = "",
+             body: Callable[[bytes | None], bool] = lambda _body: True) -> Hold:
+        held = Hold(body)
+        self.observe(held, verb=verb, path=path)
+        return held
 
     def observers_for(self, method: str, path: str, query: dict[str, list[str]]) -> list[Observer]:
         verb = kube_verb(method, path, query)
