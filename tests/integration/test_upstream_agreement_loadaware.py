@@ -7,7 +7,7 @@ kube-apiserver). The real kubernetes-sigs descheduler (tests/upstream) runs in d
 plans the same cluster live with ``samples``.
 
 One cycle per process, not several cycles of one: a dry-run process keeps its pods-by-node index from cycle to
-cycle and puts the pods a cycle evicted back into it in eviction order, so its cycles are not independent; where
+cycle and puts the pods a cycle evicted back into the slots they freed, so its cycles are not independent; where
 the order of a node's tied pods decides, they drift towards the layout that evicts least (on seed 4, 24 cycles of
 one process evicted app-2-1 alone in 16-19 of them, against about a third of fresh cycles; upstream_descheduler.py,
 dry_run_cycles). A process's cycle counts once it saw the whole cluster: every node of the test logged with its
@@ -24,16 +24,19 @@ A difference beyond that fails the test with the numbers.
 Upstream really reads the stand-in: its "Node has been classified" log lines carry the node usage it read, which
 must be the NodeMetrics' cpu (not the pods' requests).
 
-Run time: about 1 minute per seed on 2 cores (the cluster load, the plan with 1,000 samples, 24 descheduler processes
-three at a time, each about 2 s, or 6 s when it waits for the metrics collector's second pass); the default seeds
-3 and 4 take about 2 minutes. Seeds 0-4 were compared when this test was written: every per-pod share within
-noise (seed 1 evicts nothing).
+Run time: about 1.5 minutes per seed on 2 idle cores (the cluster load, the plan with 1,000 samples, 40 descheduler
+processes three at a time, each about 2 s, or 6 s when it waits for the metrics collector's second pass). Seeds 0-4
+were compared when this test was written (24 processes), seeds 0-9 with 40 for issue 48: every per-pod share within
+noise (seed 1 evicts nothing). 40 cycles of ONE process do not agree (seed 4: the deciding pod's two neighbours in 4
+and 3 of 36 cycles, the plan 0.56 and 0.54): that is the drift above, which is what issue 48's 80%-vs-15% split
+measured (docs/engine.md).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import re
 import sys
@@ -57,7 +60,9 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 from standins.metrics_server import API_VERSION, MetricsServer  # noqa: E402
 
 SEEDS = seeds_from_environment(range(3, 5), "UPSTREAM_AGREEMENT_LOADAWARE_SEEDS")  # seed 4: issue 24's case
-UPSTREAM_RUNS = 24  # processes, one cycle each: enough that a 15%-vs-80% split is far outside noise (sigma <= 0.1)
+# processes, one cycle each: enough that a 15%-vs-80% split is far outside noise (sigma <= 0.08);
+# UPSTREAM_AGREEMENT_LOADAWARE_RUNS=60 takes more
+UPSTREAM_RUNS = int(os.environ.get("UPSTREAM_AGREEMENT_LOADAWARE_RUNS", "40"))
 NOISE_SIGMAS = 3.5
 NODE_LOGGED = ("Node has been classified", "Node is appropriately utilized")
 TIMESTAMP = "2026-11-22T12:00:00Z"

@@ -59,8 +59,10 @@ def dry_run_cycles(binary: Path, kubeconfig: Path, policy: dict[str, Any], workd
 
     The cycles of one process are not independent draws: the fake client's pods-by-node index lives as long as the
     process, and the pods a cycle evicted are deleted from it and added back (kubeclientsandbox.go,
-    restoreEvictedPods) into the slots they freed, in the order they were evicted. Where a node's choice depends
-    on that order, later cycles drift towards the layouts that evict least; fresh_cycles gives independent ones."""
+    restoreEvictedPods) into the slots they freed, in the iteration order of its evicted-pods cache (a Go map keyed
+    by UID: no set order). A node's one evicted pod goes back to its own slot, several may trade slots: where a
+    node's choice depends on the order of its pods, a layout that needs one eviction is kept once reached, and later
+    cycles drift towards the layouts that evict least; fresh_cycles gives independent ones."""
     finished = _run(binary, kubeconfig, policy, workdir, lambda done: len(done) > cycles, CYCLE_TIMEOUT * (cycles + 1))
     return [cycle.evictions for cycle in finished[1:]]
 
