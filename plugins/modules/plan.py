@@ -152,8 +152,13 @@ options:
       - With C(1) (the default) the plan is one deterministic cycle, as always.
       - With N > 1 the plan stays that deterministic cycle, and N-1 more cycles are simulated in orders the
         descheduler could use; each eviction then carries C(frequency) (the share of the N cycles that evicted the
-        pod) and C(certain) (every cycle did), and RV(sampling) gives the spread of counts and the other pods some
-        cycles evicted.
+        pod), C(frequency_bounds) (its 95% Wilson score interval) and C(likelihood) - C(certain) when the interval's
+        lower end is at least 0.9, C(likely) when not but the frequency is at least 0.5, else C(possible) - and
+        RV(sampling) gives the spread of counts and the other pods some cycles evicted.
+      - An eviction every cycle makes is certain from N = 35 (40 advised); with fewer samples nothing is certain by
+        evidence. A plan whose cycle no order can change (plugins that decide per pod - C(PodLifeTime),
+        C(RemovePodsHavingTooManyRestarts), C(RemovePodsViolatingNodeTaints), C(RemoveFailedPods) - no eviction
+        limit refusing a pod, no C(nodeFit) or C(minReplicas)) has exact frequencies, certain from N = 2.
     type: int
     default: 1
   seed:
@@ -259,14 +264,14 @@ EXAMPLES = r"""
             deschedule:
               enabled: [RemovePodsHavingTooManyRestarts]
 
-- name: How likely each eviction is - 20 sampled cycles - and where the replacements would land
+- name: How likely each eviction is - 40 sampled cycles, enough to call one certain - and where the replacements land
   descheduler.fleet.plan:
     snapshot: snapshots/prod.yaml
     now: "2026-11-22T12:00:00Z"
     kubedescheduler:
       deschedulingIntervalSeconds: 3600
       profiles: [LifecycleAndUtilization]
-    samples: 20
+    samples: 40
     seed: 1
     placement: true
     report_dir: reports/prod
@@ -314,8 +319,10 @@ RETURN = r"""
 evictions:
   description:
     - The evictions in the order the descheduler performs them.
-    - With O(samples) > 1 each also has C(frequency) (0 to 1), C(certain) (bool) and C(sampled_plugins) (every
-      C(profile/plugin) some simulated cycle evicted the pod by).
+    - With O(samples) > 1 each also has C(frequency) (0 to 1), C(frequency_bounds) (C(lower) and C(upper), the
+      frequency's 95% Wilson score interval; both equal the frequency when C(sampling.confidence.order_free)),
+      C(likelihood) (C(certain), C(likely) or C(possible), see O(samples)), C(certain) (bool, C(likelihood) is
+      C(certain)) and C(sampled_plugins) (every C(profile/plugin) some simulated cycle evicted the pod by).
     - With O(placement), each also has C(placement) - C(node) (null when no node fits), C(same_node), C(tied_nodes)
       (every node with the best score; the scheduler picks one at random), C(outcome) (C(placed), C(unplaced),
       C(not_replaced)), C(reason) (for an unplaced pod the scheduler's own message, such as
@@ -437,13 +444,20 @@ placement:
                     improved: {cpu: true, memory: false}}}
 sampling:
   description:
-    - With O(samples) > 1, how sure the plan is. C(samples) and C(seed) used; C(certain) (pods every cycle evicted)
-      and C(possible) (pods some but not all cycles evicted); C(evictions_per_cycle) and C(by_plugin) (per
-      C(profile/plugin)) as C(min)/C(max)/C(mean) counts; C(other_possible_evictions), the pods the
-      deterministic plan does not evict but some sampled cycle does, each with its C(frequency).
+    - With O(samples) > 1, how sure the plan is. C(samples) and C(seed) used; C(certain) (pods whose
+      C(likelihood) is C(certain)), C(possible) (every other pod some cycle evicts) and C(likely) (those of them
+      evicted in at least half of the cycles); C(confidence), how the words were decided - C(method) (C(wilson)),
+      C(level) (0.95), C(certain_from) (0.9, the lower bound a certain eviction reaches), C(likely_from) (0.5),
+      C(samples_for_certain) (35, or 1 when C(order_free)) and C(order_free) (true when no order upstream may take
+      changes which pods the cycle evicts: then every frequency is exact); C(evictions_per_cycle) and C(by_plugin)
+      (per C(profile/plugin)) as C(min)/C(max)/C(mean) counts; C(other_possible_evictions), the pods the
+      deterministic plan does not evict but some sampled cycle does, each with the fields of RV(evictions).
   returned: when O(samples) > 1
   type: dict
-  sample: {samples: 10, seed: 0, certain: 3, possible: 4, evictions_per_cycle: {min: 5, max: 5, mean: 5.0}}
+  sample: {samples: 40, seed: 0, certain: 3, possible: 4, likely: 1,
+           confidence: {method: wilson, level: 0.95, certain_from: 0.9, likely_from: 0.5, samples_for_certain: 35,
+                        order_free: false},
+           evictions_per_cycle: {min: 5, max: 6, mean: 5.2}}
 verification:
   description:
     - With O(verify=server), how many planned evictions the API server would allow now and how many it would refuse.

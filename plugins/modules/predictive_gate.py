@@ -33,8 +33,9 @@ options:
   plan:
     description:
       - The result of M(descheduler.fleet.plan) for the configuration the operator runs in C(Predictive) mode, on the
-        same cluster. With O(descheduler.fleet.plan#module:samples) > 1 (10 or more advised), the possible evictions
-        and the range of evictions per cycle come from the sampled cycles.
+        same cluster. With O(descheduler.fleet.plan#module:samples) > 1 (40 or more advised - from 35 an eviction
+        every cycle makes is certain), the possible evictions and the range of evictions per cycle come from the
+        sampled cycles.
     type: dict
     required: true
   log:
@@ -107,7 +108,10 @@ plan_range:
   returned: always
   type: dict
 certain_not_logged:
-  description: Pods the plan evicts in every sampled cycle that the log never showed (for review; not a reason).
+  description:
+    - Pods the plan calls certain (their C(likelihood), see M(descheduler.fleet.plan)) that the log never showed (for
+      review; not a reason). A plan of one cycle, or one whose evictions carry no C(certain), counts every planned
+      eviction.
   returned: always
   type: list
   elements: str

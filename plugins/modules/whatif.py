@@ -144,8 +144,10 @@ options:
     type: path
   samples:
     description:
-      - How many descheduling cycles to simulate per candidate; with more than one, each candidate has C(certain)
-        and C(possible) evictions.
+      - How many descheduling cycles to simulate per candidate; with more than one, each candidate has C(certain),
+        C(possible) and C(likely) evictions, decided as the plan module's
+        O(descheduler.fleet.plan#module:samples) describes (35 or more make an eviction every cycle makes certain;
+        40 advised).
     type: int
     default: 1
   seed:
@@ -167,11 +169,11 @@ requirements:
 """
 
 EXAMPLES = r"""
-- name: Compare three candidates on one read of the cluster, 20 sampled cycles each, with placement
+- name: Compare three candidates on one read of the cluster, 40 sampled cycles each, with placement
   descheduler.fleet.whatif:
     kubeconfig: ~/.kube/prod.kubeconfig
     context: prod
-    samples: 20
+    samples: 40
     placement: true
     candidates:
       - name: lifecycle
@@ -209,9 +211,10 @@ candidates:
   description:
     - One entry per candidate, in the order given - C(name), C(evictions), C(by_plugin), C(by_namespace),
       C(by_owner), C(workloads_touched), C(most_pods_one_workload_loses), C(vms_to_migrate), C(spared_by_pdb),
-      C(certain) and C(possible) (null without O(samples) > 1), C(spread) (C(before), C(after_evictions) and
-      C(after_placement), each C({cpu, memory}) standard deviations of the nodes' requested percent;
-      C(after_placement) null without O(placement)), C(unplaced) (null without O(placement)), C(cycle_skipped),
+      C(certain), C(possible) and C(likely) (the counts of the plan module's
+      RV(descheduler.fleet.plan#module:sampling); null without O(samples) > 1), C(spread) (C(before),
+      C(after_evictions) and C(after_placement), each C({cpu, memory}) standard deviations of the nodes' requested
+      percent; C(after_placement) null without O(placement)), C(unplaced) (null without O(placement)), C(cycle_skipped),
       C(plugin_errors) and C(warnings); a threshold point has C(thresholds), a point's operator equivalent
       C(operator_equivalent_of) (the point's name). These are the figures an objective's expression may name.
   returned: always

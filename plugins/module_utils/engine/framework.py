@@ -130,6 +130,9 @@ class Registration:
     # where its checks run among the profile's Filter / PreEvictionFilter plugins (lower first, then profile order):
     # DefaultEvictor's always come first
     evictor_order: int = 0
+    # a strategy plugin that evicts every pod its args match, deciding per pod from the snapshot alone: no order,
+    # tie or lag changes which pods it evicts, only when (engine/order_free.py)
+    order_free: bool = False
 
     def implements(self, point: str) -> bool:
         return point in self.extension_points

@@ -23,6 +23,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.engine.node_requ
     requested_after,
     totals_before,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.order_free import order_free
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.policy import Policy, load_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.quantity import scaled
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.shared_cycle import SharedCycles
@@ -74,8 +75,9 @@ def compute_plan(objects: Union[Iterable[Mapping[str, Any]], Snapshot], policy: 
         kubevirt.annotate(plan, snapshot, state.evicted, operator_mode)  # VMs that will live-migrate, soft taints
         if samples > 1:
             tally = sample_cycles(snapshot, loaded, moment, samples, seed, state, evictors)
-            sampling.annotate(plan["evictions"], tally)
-            plan["sampling"] = sampling.describe(plan["evictions"], tally, seed)
+            exact = order_free(loaded, state)
+            sampling.annotate(plan["evictions"], tally, exact)
+            plan["sampling"] = sampling.describe(plan["evictions"], tally, seed, exact)
         if placement is not None:  # where the replacements land (engine/scheduler/placement.py)
             placement.annotate(plan, snapshot, state)
         return plan

@@ -52,8 +52,11 @@ cycles that evicted it.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine import certainty
+from ansible_collections.descheduler.fleet.plugins.module_utils.engine.certainty import CERTAIN, LIKELY, judge
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.errors import PolicyError
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.go_sort import sort_slice_by_key
 from ansible_collections.descheduler.fleet.plugins.module_utils.engine.predicates import (
@@ -265,9 +268,6 @@ class Tally:
         self.totals.append(len(evictions))
         self.cycles += 1
 
-    def frequency(self, namespace: str, name: str) -> float:
-        return round(self.by_pod.get((namespace, name), 0) / self.cycles, 4) if self.cycles else 0.0
-
 
 def plugin_key(entry: dict) -> str:
     return f"{entry['profile']}/{entry['plugin']}"
@@ -277,16 +277,16 @@ def spread(series: Sequence[int]) -> dict:
     return {"min": min(series), "max": max(series), "mean": round(sum(series) / len(series), 3)}
 
 
-def annotate(evictions: list[dict], tally: Tally) -> None:
-    """Each planned eviction gains its frequency and whether every sampled cycle made it."""
+def annotate(evictions: list[dict], tally: Tally, exact: bool = False) -> None:
+    """Each planned eviction gains its frequency, the frequency's bounds and its word (engine/certainty.py);
+    ``exact``: the cycle is order-free (engine/order_free.py)."""
     for entry in evictions:
-        frequency = tally.frequency(entry["namespace"], entry["name"])
-        entry["frequency"] = frequency
-        entry["certain"] = frequency == 1.0
-        entry["sampled_plugins"] = sorted(tally.plugins_by_pod.get((entry["namespace"], entry["name"]), ()))
+        pod = (entry["namespace"], entry["name"])
+        entry.update(judge(tally.by_pod.get(pod, 0), tally.cycles, exact))
+        entry["sampled_plugins"] = sorted(tally.plugins_by_pod.get(pod, ()))
 
 
-def describe(evictions: list[dict], tally: Tally, seed: int) -> dict:
+def describe(evictions: list[dict], tally: Tally, seed: int, exact: bool = False) -> dict:
     """The plan's ``sampling`` block (docs/plan-format.md); ``evictions`` is the default plan (sample 0)."""
     planned = {(e["namespace"], e["name"]) for e in evictions}
     others = []
@@ -297,16 +297,17 @@ def describe(evictions: list[dict], tally: Tally, seed: int) -> dict:
         others.append({
             "namespace": pod[0], "name": pod[1], "node": entry["node"], "owner": entry["owner"],
             "plugin": entry["plugin"], "profile": entry["profile"], "reason": entry["reason"],
-            "frequency": round(count / tally.cycles, 4), "certain": False,
-            "sampled_plugins": sorted(tally.plugins_by_pod[pod]),
+            **judge(count, tally.cycles, exact), "sampled_plugins": sorted(tally.plugins_by_pod[pod]),
         })
     others.sort(key=lambda e: (-e["frequency"], e["namespace"], e["name"]))
-    certain = sum(1 for e in evictions if e.get("certain"))
+    words = Counter(e["likelihood"] for e in [*evictions, *others])
     return {
         "samples": tally.cycles,
         "seed": seed,
-        "certain": certain,
-        "possible": len(tally.by_pod) - certain,
+        "certain": words[CERTAIN],
+        "possible": len(tally.by_pod) - words[CERTAIN],  # every pod some cycle evicts that is not certain
+        "likely": words[LIKELY],
+        "confidence": certainty.describe(exact),
         "evictions_per_cycle": spread(tally.totals),
         "by_plugin": {plugin: spread(series) for plugin, series in sorted(tally.per_plugin.items())},
         "other_possible_evictions": others,

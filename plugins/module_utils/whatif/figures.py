@@ -18,7 +18,7 @@ SPREAD_STATES = ("before", "after_evictions", "after_placement")
 # expression may name. by_plugin, by_namespace and by_owner are maps whose keys are the cluster's own names.
 DOCUMENTED_FIGURES = ("name", "evictions", "by_plugin", "by_namespace", "by_owner", "workloads_touched",
                       "most_pods_one_workload_loses", "vms_to_migrate", "spared_by_pdb", "certain", "possible",
-                      "spread", "unplaced", "cycle_skipped", "plugin_errors", "warnings", "thresholds",
+                      "likely", "spread", "unplaced", "cycle_skipped", "plugin_errors", "warnings", "thresholds",
                       "operator_equivalent_of")
 OPEN_MAPS = ("by_plugin", "by_namespace", "by_owner")
 NESTED_FIGURES = (*SPREAD_STATES, *SPREAD_RESOURCES, "low", "high", "resources")
@@ -41,6 +41,7 @@ def candidate_figures(plan: Mapping[str, Any]) -> dict[str, Any]:
         "spared_by_pdb": _spared_by_pdb(plan.get("spared") or {}),
         "certain": sampling.get("certain"),
         "possible": sampling.get("possible"),
+        "likely": sampling.get("likely"),
         "spread": _spread(plan, placement),
         "unplaced": None if placement is None else int(placement.get("unplaced") or 0),
         "cycle_skipped": bool((plan.get("cycle") or {}).get("skipped")),

@@ -95,7 +95,7 @@ def _candidate(figures: dict) -> dict:
         **{key: as_count(figures.get(key)) for key in ("evictions", "workloads_touched",
                                                        "most_pods_one_workload_loses", "vms_to_migrate",
                                                        "spared_by_pdb")},
-        "certain": figures.get("certain"), "possible": figures.get("possible"),
+        "certain": figures.get("certain"), "possible": figures.get("possible"), "likely": figures.get("likely"),
         "spread": {state: _resources(spread.get(state)) for state in ("before", "after_evictions", "after_placement")},
         "unplaced": None if figures.get("unplaced") is None else as_count(figures.get("unplaced")),
         "cycle_skipped": as_bool(figures.get("cycle_skipped")),

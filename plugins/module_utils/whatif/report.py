@@ -16,7 +16,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.templatin
 
 WHATIF_FILES = {"json": "whatif.json", "markdown": "whatif.md", "html": "whatif.html"}
 HEADERS = ("Candidate", "Evictions", "Workloads touched", "Most one workload loses", "VMs migrated",
-           "Certain / possible", "CPU spread before", "CPU spread after", "Memory spread after", "Unplaced")
+           "Certain / possible (likely)", "CPU spread before", "CPU spread after", "Memory spread after", "Unplaced")
 
 
 def write_whatif_report(result: Mapping[str, Any], plans: Mapping[str, dict], out_dir: str, *,
@@ -78,7 +78,8 @@ def _operator_text(spec: Optional[Mapping[str, Any]]) -> str:
 def _certainty(candidate: Mapping[str, Any]) -> str:
     if candidate.get("certain") is None:
         return "-"
-    return f"{candidate['certain']} / {candidate['possible']}"
+    likely = "" if candidate.get("likely") is None else f" ({candidate['likely']})"
+    return f"{candidate['certain']} / {candidate['possible']}{likely}"
 
 
 def _final_state(candidate: Mapping[str, Any]) -> str:

@@ -185,16 +185,18 @@ def test_low_node_utilization_sampled_cycles_are_valid():
 # --- deterministic cases stay certain ---
 
 def test_a_choice_free_plan_is_certain_in_every_sample():
-    """Oldest first: PodLifeTime sorts by creation time, and distinct times leave upstream no choice."""
+    """Oldest first: PodLifeTime sorts by creation time, and distinct times leave upstream no choice. The cap
+    refuses a pod, so the engine cannot tell that no order matters: certain by evidence, 40 of 40 cycles."""
     objects = [build_node("n1", 4000, 10**9, 20), build_node("n2", 4000, 10**9, 20)]
     for index, stamp in enumerate(("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")):
         pod = rs_pod(f"old-{index}", f"n{index % 2 + 1}", rs=f"rs{index}")
         set_creation(pod, stamp)
         objects.append(pod)
     document = policy(("PodLifeTime", "deschedule", {"maxPodLifeTimeSeconds": 3600}), maxNoOfPodsToEvictTotal=2)
-    plan = compute_plan(objects, document, NOW, samples=10)
+    plan = compute_plan(objects, document, NOW, samples=SAMPLES)
     assert [e["name"] for e in plan["evictions"]] == ["old-0", "old-1"]
     assert all(e["certain"] and e["frequency"] == 1.0 for e in plan["evictions"])
+    assert plan["sampling"]["confidence"]["order_free"] is False
     assert plan["sampling"]["other_possible_evictions"] == []
     assert (plan["sampling"]["certain"], plan["sampling"]["possible"]) == (2, 0)
 
@@ -222,7 +224,7 @@ def test_sampled_plan_keeps_the_deterministic_evictions():
     cluster = duplicates_cluster()
     default = compute_plan(cluster, duplicates_policy(), NOW)
     sampled = compute_plan(cluster, duplicates_policy(), NOW, samples=SAMPLES)
-    added = ("frequency", "certain", "sampled_plugins")
+    added = ("frequency", "frequency_bounds", "likelihood", "certain", "sampled_plugins")
     strip = [{k: v for k, v in e.items() if k not in added} for e in sampled["evictions"]]
     assert strip == default["evictions"]
 

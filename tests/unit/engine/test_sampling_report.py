@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -36,17 +37,39 @@ def two_plugin_policy() -> dict:
 
 
 def test_report_separates_certain_from_possible_evictions():
-    plan = compute_plan(cluster(), two_plugin_policy(), NOW, samples=30, seed=4)
+    plan = compute_plan(cluster(), two_plugin_policy(), NOW, samples=40, seed=4)
     text = render_markdown(plan)
     certain_part, possible_part = text.split("### Possible evictions")
-    assert "## How sure (30 sampled cycles)" in text
-    assert "| default/old | n2 | test/PodLifeTime |" in certain_part.split("### Certain evictions")[1]
+    assert "## How sure (40 sampled cycles)" in text
+    assert "| default/old | n2 | test/PodLifeTime | 100% | 91%–100% |" in certain_part.split("### Certain evictions")[1]
     assert "default/web-" not in certain_part.split("### Certain evictions")[1]
     possible_rows = [line for line in possible_part.splitlines() if line.startswith("| default/web-")]
     assert len(possible_rows) == 4
+    # each with its word, frequency and interval, e.g. "| likely | 55% | 40%–70% |"
+    assert all(re.search(r"\| (likely|possible) \| \d+% \| \d+%–\d+% \| (yes|no) \|$", row) for row in possible_rows)
     assert "test/RemoveDuplicates: 2–2 (mean 2.0) per cycle" in text
+    assert "lower end of the frequency's 95% interval (Wilson score interval) is at least 90%" in text
     html = render_html(plan)
     assert 'id="sampling"' in html and "Possible evictions (4)" in html and "Certain evictions (1)" in html
+
+
+def test_report_says_when_too_few_samples_leave_nothing_certain():
+    """30 cycles that all evict the old pod: its frequency could still be 89%, so it is likely, not certain."""
+    plan = compute_plan(cluster(), two_plugin_policy(), NOW, samples=30, seed=4)
+    text = render_markdown(plan)
+    assert "| default/old | n2 | test/PodLifeTime | likely | 100% | 89%–100% | yes |" in text
+    assert "With fewer than 35 samples no eviction can be certain" in text
+    assert "Certain evictions: 0; possible evictions: 5" in text
+
+
+def test_report_of_an_order_free_plan_calls_its_frequencies_exact():
+    objects = [node for node in cluster() if node["kind"] == "Node" or node["metadata"]["name"] == "old"]
+    plan = compute_plan(objects, policy(("PodLifeTime", "deschedule", {"maxPodLifeTimeSeconds": 86400})), NOW,
+                        samples=2)
+    text = render_markdown(plan)
+    assert "| default/old | n2 | test/PodLifeTime | 100% | exact |" in text
+    assert "every cycle evicts the same pods, so the frequencies are exact" in text
+    assert "With fewer than" not in text
 
 
 def test_report_of_one_cycle_has_no_sampling_section():
@@ -58,14 +81,14 @@ def test_report_of_one_cycle_has_no_sampling_section():
 def test_runner_passes_samples_and_seed_from_module_options(tmp_path: Path):
     snapshot = tmp_path / "snapshot.json"
     snapshot.write_text(json.dumps(cluster()))
-    params = {"snapshot": str(snapshot), "policy": two_plugin_policy(), "now": NOW, "samples": 20, "seed": 9,
+    params = {"snapshot": str(snapshot), "policy": two_plugin_policy(), "now": NOW, "samples": 40, "seed": 9,
               "report_dir": str(tmp_path / "report")}
     plan = run_plan(params)
-    assert plan["sampling"]["samples"] == 20 and plan["sampling"]["seed"] == 9
+    assert plan["sampling"]["samples"] == 40 and plan["sampling"]["seed"] == 9
     assert {e["name"]: e["certain"] for e in plan["evictions"]}["old"] is True
     written = json.loads((tmp_path / "report" / "plan.json").read_text())
     assert written["sampling"] == plan["sampling"]
-    assert "How sure (20 sampled cycles)" in (tmp_path / "report" / "plan.md").read_text()
+    assert "How sure (40 sampled cycles)" in (tmp_path / "report" / "plan.md").read_text()
 
 
 def test_runner_without_samples_is_one_cycle_and_zero_is_refused(tmp_path: Path):

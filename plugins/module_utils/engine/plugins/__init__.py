@@ -52,11 +52,11 @@ def register_default_plugins(registry: Registry) -> None:
     registry.register(strategy(removeduplicates, BALANCE))
     registry.register(strategy(podantiaffinity, DESCHEDULE))
     registry.register(strategy(nodeaffinity, DESCHEDULE))
-    registry.register(strategy(nodetaints, DESCHEDULE))
+    registry.register(strategy(nodetaints, DESCHEDULE, order_free=True))
     registry.register(strategy(topologyspread, BALANCE))
-    registry.register(strategy(toomanyrestarts, DESCHEDULE))
-    registry.register(strategy(podlifetime, DESCHEDULE))
-    registry.register(strategy(removefailedpods, DESCHEDULE))
+    registry.register(strategy(toomanyrestarts, DESCHEDULE, order_free=True))
+    registry.register(strategy(podlifetime, DESCHEDULE, order_free=True))
+    registry.register(strategy(removefailedpods, DESCHEDULE, order_free=True))
     registry.register(strategy(loadaware, BALANCE, PRE_EVICTION_FILTER, new=loadaware.new,
                                pre_eviction_filter_with_balance=True))
     registry.register(Registration(kubevirt_migration.NAME, EVICTOR_POINTS, kubevirt_migration.validate,

@@ -7,16 +7,21 @@ TEMPLATE = """\
 ## How sure ({{ sampling.samples }} sampled cycles)
 
 {{ sampling.intro|md }}
+{% for note in sampling.notes %}
+
+{{ note|md }}
+{% endfor %}
 
 - Evictions per cycle: {{ sampling.per_cycle_text }}
-- Certain evictions: {{ sampling.certain|length }}; possible evictions: {{ sampling.possible|length }}
+- Certain evictions: {{ sampling.certain|length }}; possible evictions: {{ sampling.possible|length }} \
+(likely: {{ sampling.likely|length }})
 {% for name, text in sampling.plugin_ranges %}
 - {{ name|md }}: {{ text }} per cycle
 {% endfor %}
 
 ### Certain evictions
 
-{{ table(("Pod", "Node", "Plugin"), sampling.certain_rows, "No eviction happened in every cycle.") }}
+{{ table(sampling.certain_headers, sampling.certain_rows, "No eviction is certain.") }}
 
 ### Possible evictions
 
