@@ -9,7 +9,8 @@ relies on when reading a plan:
 
 - every pod the descheduler evicted in any run is one the plan says it may evict (planned or sampled), by the
   same plugin;
-- a pod the plan calls certain is evicted in every run;
+- a pod every sampled cycle evicts is evicted in every run, and a pod the plan calls certain (the lower end of its
+  frequency's 95% interval at 0.9 or above) in at least half of the runs (``missed_certain``);
 - each run evicts as many pods as some sampled cycle did (within the plan's min..max per cycle).
 
 Runs only on the suite's control plane: it needs the descheduler binary (built from Go like the control plane) and
@@ -109,6 +110,16 @@ def shortest_pod_lifetime(policy: dict) -> int | None:
     return min(limits, default=None)
 
 
+def missed_certain(plan: dict, runs: list[set[tuple[str, str]]]) -> list[str]:
+    """The pods the plan calls certain that fewer than half of upstream's ``runs`` evicted. Certain says upstream
+    evicts the pod in at least 90% of its cycles: a pod at exactly 90% misses half of 6 runs with probability
+    0.13%, and the certain pods of a 1,000-sample plan are at 92% or more."""
+    certain = [e for e in [*plan["evictions"], *plan["sampling"]["other_possible_evictions"]] if e["certain"]]
+    return sorted(f"{e['namespace']}/{e['name']} ({sum((e['namespace'], e['name']) in run for run in runs)} of "
+                  f"{len(runs)})" for e in certain
+                  if 2 * sum((e["namespace"], e["name"]) in run for run in runs) < len(runs))
+
+
 def assert_agreement(kube: Any, tmp_path: Path, descheduler_binary: Path, policy: dict, seed: int,
                      namespaces: list[str]) -> None:
     lifetime = shortest_pod_lifetime(policy)
@@ -122,8 +133,10 @@ def assert_agreement(kube: Any, tmp_path: Path, descheduler_binary: Path, policy
     context = describe(runs, plan, policy)
 
     possible = possible_evictions(plan)
-    certain = {(e["namespace"], e["name"]) for e in plan["evictions"] if e["certain"]}
+    every_sample = {(e["namespace"], e["name"]) for e in plan["evictions"] if e["frequency"] == 1.0}
     spread = plan["sampling"]["evictions_per_cycle"]
+    missed = missed_certain(plan, [{(e.namespace, e.name) for e in run} for run in runs])
+    assert not missed, f"pods the plan calls certain were evicted in fewer than half of the runs: {missed}\n{context}"
     for run in runs:
         evicted = {(e.namespace, e.name): e for e in run}
         unexpected = sorted(set(evicted) - set(possible))
@@ -131,6 +144,6 @@ def assert_agreement(kube: Any, tmp_path: Path, descheduler_binary: Path, policy
         for key, eviction in evicted.items():
             plugins = {name.split("/", 1)[1] for name in possible[key]["sampled_plugins"]}
             assert eviction.plugin in plugins, f"{key}: evicted by {eviction.plugin}, plan says {plugins}\n{context}"
-        missing = sorted(certain - set(evicted))
-        assert not missing, f"pods the plan calls certain were not evicted: {missing}\n{context}"
+        missing = sorted(every_sample - set(evicted))
+        assert not missing, f"pods every sampled cycle evicts were not evicted: {missing}\n{context}"
         assert spread["min"] <= len(run) <= spread["max"], f"{len(run)} evictions outside {spread}\n{context}"

@@ -10,7 +10,9 @@ step's outcome and is skipped, saying why, when Chromium is still not there.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 import sys
 import time
@@ -20,7 +22,7 @@ from typing import Optional
 
 import pytest
 import yaml
-from playbook import REPO, run_playbook
+from playbook import REPO, run_playbook, run_tasks
 
 sys.path.insert(0, str(REPO / "examples"))
 sys.path.insert(0, str(REPO / "tools"))
@@ -29,6 +31,11 @@ from generate_cluster import build_cluster  # noqa: E402
 
 NOW = "2026-11-22T12:00:00Z"
 WINDOW = (1280, 2000)
+LNU_POLICY = {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", "profiles": [{
+    "name": "balance", "pluginConfig": [{"name": "LowNodeUtilization", "args": {
+        "thresholds": {"cpu": 20, "memory": 20, "pods": 20},
+        "targetThresholds": {"cpu": 50, "memory": 50, "pods": 50}}}],
+    "plugins": {"balance": {"enabled": ["LowNodeUtilization"]}}}]}
 CANDIDATES = [
     {"name": "lifecycle", "kubedescheduler": {"deschedulingIntervalSeconds": 3600,
                                               "profiles": ["LifecycleAndUtilization"]}},
@@ -222,3 +229,124 @@ def test_the_fleet_summary_in_a_browser_names_each_cluster_s_candidates_and_best
         assert (page.parent / name / "whatif.html").exists()
         assert f'href="{name}/whatif.html"' in document
     assert "Failed clusters" in text and "broken" in text
+
+    # the candidates per cluster as pictures: one scatter per compared cluster, each candidate a point placed by its
+    # evictions and final CPU spread, the cluster's best ringed
+    charts = {chart["caption"].split(":")[0]: chart for chart in scatter_charts(document)}
+    assert sorted(charts) == sorted(results)
+    for name, result in results.items():
+        assert_points_follow_the_figures(charts[name], result)
+
+    # the wide tables fit a 1280-pixel window: neither the page nor a table scrolls sideways
+    assert overflowing(page, tmp_path) == [], "wider than the window"
+
+
+@pytest.mark.usefixtures("browser")
+def test_a_cluster_s_whatif_page_draws_the_threshold_search_in_a_browser(tmp_path: Path) -> None:
+    """whatif.html of a threshold search: the candidates and the search's points as a scatter, the Pareto front a
+    line through exactly the front's points in order of evictions, the chosen point ringed; the wide tables fit."""
+    out = tmp_path / "report"
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                   "items": build_cluster(12, 10, seed=7, now=NOW)}))
+    search = {"policy": LNU_POLICY, "low": [10, 20, 30, 40], "high": [30, 50, 70, 90]}
+    process, registered = run_tasks(tmp_path, [{"name": "What-if", "register": "whatif", "descheduler.fleet.whatif": {
+        "snapshot": str(cluster), "now": NOW, "candidates": CANDIDATES[:1], "threshold_search": search,
+        "objective": {"type": "lowest_spread"}, "report_dir": str(out), "cluster_name": "east"}}])
+    assert not registered["whatif"].get("failed"), registered["whatif"].get("msg") or process.stdout[-4000:]
+    result = json.loads((out / "whatif.json").read_text())
+    assert len(result["pareto"]) >= 2, "a front of one point draws no line: pick another snapshot"
+    document = chromium("--dump-dom", (out / "whatif.html").as_uri()).stdout.decode("utf-8")
+    (chart,) = scatter_charts(document)
+    assert_points_follow_the_figures(chart, result)
+    points = chart["points"]
+    assert chart["front"] == [(points[p["name"]]["x"], points[p["name"]]["y"]) for p in result["pareto"]]
+    assert {name for name, point in points.items() if point["front"] == "true"} == {p["name"] for p in result["pareto"]}
+    assert overflowing(out / "whatif.html", tmp_path) == [], "wider than the window"
+
+
+# --- the pictures and the layout, as the browser has them -------------------------------------------------------------
+
+
+class ScatterCharts(HTMLParser):
+    """Per <figure class="scatter">: its caption and, per point (data-candidate), its dot's centre, its rings and
+    data-best / data-front; the Pareto polyline's vertices."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.charts: list[dict] = []
+        self._point: Optional[dict] = None
+        self._caption = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        attributes = {key: value or "" for key, value in attrs}
+        if tag == "figure" and "scatter" in attributes.get("class", "").split():
+            self.charts.append({"caption": "", "points": {}, "front": None})
+        elif not self.charts:
+            return
+        elif tag == "g" and "data-candidate" in attributes:
+            self._point = {"best": attributes["data-best"], "front": attributes["data-front"], "rings": 0}
+            self.charts[-1]["points"][attributes["data-candidate"]] = self._point
+        elif tag == "circle" and self._point is not None:
+            if "dot" in attributes.get("class", "").split():
+                self._point["x"], self._point["y"] = float(attributes["cx"]), float(attributes["cy"])
+            else:
+                self._point["rings"] += 1
+        elif tag == "polyline":
+            self.charts[-1]["front"] = [tuple(float(v) for v in pair.split(","))
+                                        for pair in attributes["points"].split()]
+        elif tag == "figcaption":
+            self._caption = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "g":
+            self._point = None
+        elif tag == "figcaption":
+            self._caption = False
+
+    def handle_data(self, data: str) -> None:
+        if self._caption:
+            self.charts[-1]["caption"] += data
+
+
+def scatter_charts(document: str) -> list[dict]:
+    parser = ScatterCharts()
+    parser.feed(document)
+    parser.close()
+    return parser.charts
+
+
+def assert_points_follow_the_figures(chart: dict, result: dict) -> None:
+    """Every candidate with a final CPU spread is a point; more evictions lie further right and a larger spread
+    higher up (SVG y grows downwards); only the best is ringed."""
+    figures = {c["name"]: (c["evictions"], (c["spread"]["after_placement"] or c["spread"]["after_evictions"])["cpu"])
+               for c in result["candidates"]}
+    points = chart["points"]
+    assert set(points) == set(figures)
+    for one, other in ((a, b) for a in figures for b in figures if a != b):
+        if figures[one][0] < figures[other][0]:
+            assert points[one]["x"] < points[other]["x"], (one, other, figures)
+        if figures[one][1] < figures[other][1]:
+            assert points[one]["y"] > points[other]["y"], (one, other, figures)
+    ringed = sorted(name for name, point in points.items() if point["rings"])
+    assert ringed == ([result["best"]] if result["best"] else [])
+    assert ringed == sorted(name for name, point in points.items() if point["best"] == "true")
+
+
+MEASURE = """<script>
+  const wide = [document.documentElement, ...document.querySelectorAll(".table-wrap")]
+    .filter(box => box.scrollWidth > box.clientWidth + 1)
+    .map(box => `${box.className || box.tagName}: ${box.scrollWidth} > ${box.clientWidth}`);
+  document.body.setAttribute("data-overflowing", JSON.stringify(wide));
+</script>"""
+
+
+def overflowing(page: Path, tmp_path: Path) -> list[str]:
+    """The page's root and table boxes wider than a 1280-pixel window, measured by Chromium's layout: a copy of the
+    page (its links and styles unchanged) with a script appended that lists them in the DOM it dumps."""
+    measured = page.with_name(f"measured-{page.name}")
+    measured.write_text(page.read_text().replace("</body>", MEASURE + "</body>"))
+    dump = chromium(f"--window-size={WINDOW[0]},{WINDOW[1]}", "--dump-dom", measured.as_uri())
+    found = re.search(r'data-overflowing="([^"]*)"', dump.stdout.decode("utf-8"))
+    assert found, f"the measuring script did not run: {dump.stderr.decode(errors='replace')[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))

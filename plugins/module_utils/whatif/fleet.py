@@ -27,7 +27,12 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.readers i
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.templating import render
 from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import SPREAD_RESOURCES, final_spread
-from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.report import HEADERS, WHATIF_FILES, rows
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.report import (
+    HEADERS,
+    WHATIF_FILES,
+    candidates_chart,
+    rows,
+)
 
 WHATIF_FLEET_FILES = {"json": "whatif-fleet.json", "markdown": "whatif-fleet.md", "html": "whatif-fleet.html"}
 FORMAT_VERSION = 1
@@ -234,7 +239,7 @@ def _context(fleet: dict) -> dict[str, Any]:
     compared cluster its section (link, best, why, the candidates' cells as whatif.html shows them)."""
     failed = [row for row in fleet["clusters"] if not row["ok"]]
     sections = [{"cluster": row["cluster"], "anchor": f"cluster-{number}", "link": _href(row), "best": row["best"],
-                 "best_reason": row["best_reason"], "rows": rows(row)}
+                 "best_reason": row["best_reason"], "rows": rows(row), "chart": candidates_chart(row, compact=True)}
                 for number, row in enumerate(fleet["clusters"], start=1) if row["ok"]]
     return {"fleet": fleet, "fleet_line": fleet_line(fleet), "total_headers": TOTAL_HEADERS,
             "totals": total_rows(fleet), "best_headers": BEST_HEADERS,

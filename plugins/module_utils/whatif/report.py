@@ -12,7 +12,13 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.report.plan_repo
     write_plan_report,
     write_report_files,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.report.scatter_chart import (
+    ScatterChart,
+    inputs_from_figures,
+    scatter_chart,
+)
 from ansible_collections.descheduler.fleet.plugins.module_utils.report.templating import render
+from ansible_collections.descheduler.fleet.plugins.module_utils.whatif.figures import final_spread
 
 WHATIF_FILES = {"json": "whatif.json", "markdown": "whatif.md", "html": "whatif.html"}
 HEADERS = ("Candidate", "Evictions", "Workloads touched", "Most one workload loses", "VMs migrated",
@@ -107,8 +113,38 @@ def render_html(result: Mapping[str, Any], *, template_dir: Optional[str] = None
     return render("whatif.html", template_dir, **_context(result))
 
 
+def candidates_chart(result: Mapping[str, Any], *, compact: bool = False) -> Optional[ScatterChart]:
+    """The candidates as points, evictions against the final spread of the objective's resource, the threshold
+    search's Pareto front drawn through its points and the chosen candidate ringed (report/scatter_chart.py)."""
+    resource = str(as_mapping(result.get("objective")).get("resource") or "cpu")
+    names = {"cpu": "CPU", "memory": "memory"}
+    spread_name = names.get(resource, resource)
+    excluded = [entry.get("name") for entry in result.get("excluded") or [] if isinstance(entry, Mapping)]
+    inputs = inputs_from_figures([c for c in result.get("candidates") or [] if isinstance(c, Mapping)],
+                                 lambda figures: _final_spread_or_none(figures, resource), excluded)
+    front = [point.get("name") for point in result.get("pareto") or [] if isinstance(point, Mapping)]
+    where = f" on {result['cluster']}" if result.get("cluster") else ""
+    label = f"Candidates{where}: evictions against final {spread_name} spread"
+    if compact:
+        return scatter_chart(inputs, result.get("best"), front, label=label, spread_name=spread_name, width=360,
+                             height=220, compact=True)
+    return scatter_chart(inputs, result.get("best"), front, label=label, spread_name=spread_name)
+
+
+def _final_spread_or_none(figures: Mapping[str, Any], resource: str) -> Optional[float]:
+    try:
+        return final_spread(figures, resource)
+    except (KeyError, TypeError, AttributeError):  # a hand-made record without spreads still renders
+        return None
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _context(result: Mapping[str, Any]) -> dict[str, Any]:
     return {"result": result, "title": _title(result), "verdict": _verdict(result), "headers": HEADERS,
+            "chart": candidates_chart(result),
             "rows": rows(result), "pareto_headers": PARETO_HEADERS,
             "pareto_rows": pareto_rows(result) if result.get("pareto") else [],
             "warnings": [f"{c['name']}: {w}" for c in result.get("candidates") or [] for w in c.get("warnings") or []]}

@@ -1,5 +1,5 @@
 """charts.html: the inline SVG charts, drawn from the geometry report/html.py computes (BeforeAfterChart,
-PlacementChart). Colours come from the classes (style.css)."""
+PlacementChart) and report/scatter_chart.py (ScatterChart). Colours come from the classes (style.css)."""
 
 NAME = "charts.html"
 TEMPLATE = """\
@@ -56,5 +56,35 @@ fill-opacity="{{ bar.opacity }}" data-kind="{{ bar.kind }}" data-pct="{{ bar.pct
 {% endfor %}
 </svg><figcaption><p class="muted">Bars per resource, top to bottom: before (light), after the evictions (medium), \
 after placement (solid).</p></figcaption></figure>
+{% endmacro %}
+
+{# Candidates as points, evictions (x) against final spread (y); the Pareto front as a line; the chosen point ringed.
+   Every point has a <title> (its figures) and data-* attributes naming it. #}
+{% macro scatter_chart(chart, caption=none) %}
+<figure class="scatter"><svg class="chart" role="img" aria-label="{{ chart.label }}" \
+viewBox="0 0 {{ chart.width }} {{ chart.height }}" width="{{ chart.width }}" height="{{ chart.height }}">\
+<title>{{ chart.label }}</title>
+<g aria-hidden="true">{% for y, text in chart.y_ticks %}\
+<line x1="{{ chart.left }}" x2="{{ chart.right }}" y1="{{ y|number }}" y2="{{ y|number }}" class="grid"/>\
+<text x="{{ chart.left - 6 }}" y="{{ (y + 4)|number }}" text-anchor="end" class="axis">{{ text }}</text>{% endfor %}
+{% for x, text in chart.x_ticks %}\
+<line x1="{{ x|number }}" x2="{{ x|number }}" y1="{{ chart.bottom }}" y2="{{ chart.bottom + 4 }}" class="grid"/>\
+<text x="{{ x|number }}" y="{{ chart.bottom + 16 }}" text-anchor="middle" class="axis">{{ text }}</text>{% endfor %}
+<text x="{{ ((chart.left + chart.right) / 2)|number }}" y="{{ chart.height - 4 }}" text-anchor="middle" \
+class="axis-label">{{ chart.x_label }}</text>\
+<text x="12" y="{{ ((chart.top + chart.bottom) / 2)|number }}" text-anchor="middle" class="axis-label" \
+transform="rotate(-90 12 {{ ((chart.top + chart.bottom) / 2)|number }})">{{ chart.y_label }}</text></g>
+{% if chart.front %}<polyline points="{{ chart.front }}" class="pareto-front" data-front="true"/>{% endif %}
+{% for point in chart.points %}
+<g class="point point-{{ point.kind }}{% if point.best %} chosen{% endif %}{% if point.on_front %} on-front{% endif %}\
+{% if point.excluded %} excluded{% endif %}" data-candidate="{{ point.name }}" data-best="{{ point.best|lower }}" \
+data-front="{{ point.on_front|lower }}"><title>{{ point.title }}</title>\
+{% if point.best %}<circle cx="{{ point.x|number }}" cy="{{ point.y|number }}" r="10" class="chosen-ring"/>{% endif %}\
+<circle cx="{{ point.x|number }}" cy="{{ point.y|number }}" r="5" class="dot"/>\
+{% if point.label %}<text x="{{ point.label_x|number }}" y="{{ (point.y - 8)|number }}" \
+text-anchor="{{ point.anchor }}" class="point-label">{{ point.label }}{% if point.best %} (chosen){% endif %}</text>\
+{% endif %}</g>
+{% endfor %}
+</svg>{% if caption %}<figcaption>{{ caption }}</figcaption>{% endif %}</figure>
 {% endmacro %}
 """

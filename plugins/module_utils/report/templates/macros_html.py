@@ -14,11 +14,12 @@ TEMPLATE = """\
 {% endmacro %}
 
 {# A table with <th scope="col"> headers; the first cell of a row is its <th scope="row"> when row_header.
-   numeric and nowrap name the columns (by index) that are right-aligned or kept on one line. #}
+   numeric and nowrap name the columns (by index) that are right-aligned or kept on one line; css_class "wide"
+   sets a table of many columns tighter, so it fits the page. #}
 {% macro table(headers, rows, caption=none, row_header=true, numeric=(), nowrap=(), row_classes=none,
-               empty_text="None.", whole_rows=false) %}
+               empty_text="None.", whole_rows=false, css_class=none) %}
 {% if rows %}
-<div class="table-wrap"><table>
+<div class="table-wrap"><table{{ class_attribute(css_class) }}>
 {% if caption %}
 <caption>{{ caption }}</caption>
 {% endif %}

@@ -91,6 +91,21 @@ tr.skipped th { box-shadow: inset 4px 0 0 var(--amber); }
 .chart .tone-appropriately-utilized .badge-text, .chart .tone-appropriate .badge-text { fill: var(--green); }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 .wrap-anywhere { overflow-wrap: anywhere; }
+table.wide { font-size: 12px; } table.wide th, table.wide td { padding: 4px 6px; }
+table.wide thead th { white-space: normal; } table.wide tbody th { overflow-wrap: anywhere; min-width: 9em; }
+table.wide td { overflow-wrap: anywhere; }
+.scatter { margin: 8px 0 16px; max-width: 760px; } .scatter figcaption { color: var(--muted); font-size: 12px; }
+.scatter-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 12px 20px; }
+.scatter-grid .scatter { margin: 0; }
+.chart .axis-label { fill: var(--muted); font-size: 11px; }
+.chart .pareto-front { fill: none; stroke: var(--amber); stroke-width: 2; stroke-dasharray: 6 3; }
+.chart .point .dot { fill: var(--cpu); fill-opacity: .8; stroke: var(--bg); stroke-width: 1; }
+.chart .point-threshold .dot { fill: var(--memory); } .chart .point-operator .dot { fill: var(--other); }
+.chart .point.on-front .dot { stroke: var(--amber); stroke-width: 2; }
+.chart .point.excluded .dot { fill: var(--bg); stroke: var(--muted); stroke-width: 1.5; }
+.chart .point.chosen .dot { fill: var(--green); fill-opacity: 1; }
+.chart .chosen-ring { fill: none; stroke: var(--green); stroke-width: 2.5; }
+.chart .point-label { font-size: 11px; } .chart .chosen .point-label { font-weight: 650; fill: var(--green); }
 .error { color: var(--red); }
 td svg { vertical-align: middle; }
 .plain li { margin: 0; }

@@ -6,6 +6,7 @@ NAME = "whatif_fleet.html"
 TEMPLATE = """\
 {% extends "page.html" %}
 {% from "macros.html" import table, badge, key_figure, bullet_list %}
+{% from "charts.html" import scatter_chart %}
 {% macro cluster_name(cluster, link) %}\
 {% if link %}<a href="{{ link }}">{{ cluster }}</a>{% else %}{{ cluster }}{% endif %}\
 {% endmacro %}
@@ -46,11 +47,12 @@ TEMPLATE = """\
 <p class="muted">Counts summed over the clusters that planned the candidate; the final spread (after placement when \
 previewed, else after the evictions: the standard deviation of the nodes' requested percent) as its mean and worst \
 value over those clusters.</p>
-{{ table(total_headers, totals, numeric=range(2, 9), nowrap=(9, 10), empty_text="No candidate was planned.") }}
+{{ table(total_headers, totals, numeric=range(2, 9), nowrap=(9, 10), empty_text="No candidate was planned.",
+         css_class="wide") }}
 </section>
 
 <section><h2 id="side-by-side">Side by side</h2>
-{% call(row) table(matrix_headers, matrix, empty_text="No cluster was compared.", whole_rows=true) %}
+{% call(row) table(matrix_headers, matrix, empty_text="No cluster was compared.", whole_rows=true, css_class="wide") %}
 <tr><th scope="row">{{ cluster_name(row[0].cluster, row[0].link) }}</th>\
 {% for cell in row[1:] %}<td>{% if cell is none %}—{% else %}\
 <span class="num">{{ cell.evictions }}</span> eviction{{ "" if cell.evictions == 1 else "s" }}, \
@@ -58,13 +60,25 @@ CPU spread <span class="num">{{ cell.spread }}</span>\
 {% if cell.skipped %} {{ badge("cycle skipped", "amber") }}{% endif %}\
 {% if cell.best %} {{ badge("best", "green") }}{% endif %}{% endif %}</td>{% endfor %}</tr>
 {% endcall %}
+{% if sections|selectattr("chart")|list %}
+<h3 id="charts">Candidates per cluster</h3>
+<p class="muted">Per cluster, each candidate's evictions against its final CPU spread; the ringed point is the \
+cluster's best candidate, hollow points are excluded (cycle skipped or a plugin error).</p>
+<div class="scatter-grid">
+{% for section in sections if section.chart %}
+{% set caption %}{{ cluster_name(section.cluster, section.link) }}{% if section.best %}: best \
+{{ section.best }}{% else %}: no candidate meets the objective{% endif %}{% endset %}
+{{ scatter_chart(section.chart, caption) }}
+{% endfor %}
+</div>
+{% endif %}
 </section>
 {% for section in sections %}
 
 <section><h2 id="{{ section.anchor }}">{{ cluster_name(section.cluster, section.link) }}</h2>
 <p><strong>Best: </strong>{% if section.best %}{{ badge(section.best, "green") }} {% endif %}{{ section.best_reason }}\
 </p>
-{{ table(cluster_headers, section.rows, numeric=range(1, cluster_headers|length)) }}
+{{ table(cluster_headers, section.rows, numeric=range(1, cluster_headers|length), css_class="wide") }}
 </section>
 {% endfor %}
 {% if failed %}
