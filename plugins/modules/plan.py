@@ -449,7 +449,7 @@ sampling:
       evicted in at least half of the cycles); C(confidence), how the words were decided - C(method) (C(wilson)),
       C(level) (0.95), C(certain_from) (0.9, the lower bound a certain eviction reaches), C(likely_from) (0.5),
       C(samples_for_certain) (35, or 1 when C(order_free)) and C(order_free) (true when no order upstream may take
-      changes which pods the cycle evicts: then every frequency is exact); C(evictions_per_cycle) and C(by_plugin)
+      changes which pods the cycle evicts, so every frequency is exact); C(evictions_per_cycle) and C(by_plugin)
       (per C(profile/plugin)) as C(min)/C(max)/C(mean) counts; C(other_possible_evictions), the pods the
       deterministic plan does not evict but some sampled cycle does, each with the fields of RV(evictions).
   returned: when O(samples) > 1

@@ -67,12 +67,12 @@ EXAMPLES = r"""
     context: prod
   register: current
 
-- name: Plan the configuration it runs, 20 sampled cycles
+- name: Plan the configuration it runs, 40 sampled cycles (enough to call an eviction certain)
   descheduler.fleet.plan:
     kubeconfig: ~/.kube/prod.kubeconfig
     context: prod
     kubedescheduler: "{{ current.kubedescheduler.spec }}"
-    samples: 20
+    samples: 40
   register: plan
 
 - name: Refuse to go on unless the log agrees with the plan
