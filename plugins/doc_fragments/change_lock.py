@@ -18,4 +18,17 @@ options:
         written. Check mode takes no Lease but fails the same way when it is held.
     type: float
     default: 0
+  on_interrupted:
+    description:
+      - "What to do first when the record a rollout keeps on this cluster (ConfigMap C(descheduler-fleet-last-good),
+        the key of what this module changes) shows a change that did not finish (a state other than C(verified) or
+        C(rolled-back): cancelled, killed, or its rollback left unfinished), as M(descheduler.fleet.rollout) does.
+        Resolved while holding the change Lease, before this module's own change."
+      - C(fail) fails with the record shown, nothing written. C(rollback) puts the recorded last good configuration
+        back first (as the rollout's rollback does, records C(rolled-back)), then makes this change. C(resume) keeps
+        what runs, recorded as C(verified), then makes this change.
+      - Check mode writes nothing and says in C(resolved) what a real run would do.
+    type: str
+    choices: [fail, rollback, resume]
+    default: fail
 """

@@ -361,7 +361,8 @@ ARGUMENT_SPEC = argument_spec(
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("spec", "legacy_spec")],
                            supports_check_mode=True)
-    result = run_and_report(module, run_holding_change_lease, run_kubedescheduler, module.params, module.check_mode)
+    result = run_and_report(module, run_holding_change_lease, "kubedescheduler", run_kubedescheduler, module.params,
+                            module.check_mode)
     for finding in result.get("validation_warnings", []):
         module.warn(finding["message"])
     for note in result.get("notes", []):

@@ -373,8 +373,8 @@ ARGUMENT_SPEC = argument_spec(CONNECTION_ARG_SPEC, IDENTITY_ARG_SPEC, CHANGE_LOC
 
 def main() -> None:
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    finish(module, run_and_report(module, run_holding_change_lease, run_operator, module.params, module.check_mode,
-                                  module._diff))
+    finish(module, run_and_report(module, run_holding_change_lease, "operator", run_operator, module.params,
+                                  module.check_mode, module._diff))
 
 
 if __name__ == "__main__":

@@ -94,6 +94,7 @@ WAIT_ARG_SPEC: dict[str, dict] = {
 # One change at a time per cluster: how long to wait for the change Lease (doc fragment descheduler.fleet.change_lock).
 CHANGE_LOCK_ARG_SPEC: dict[str, dict] = {
     "lock_timeout": {"type": "float", "default": 0},
+    "on_interrupted": {"type": "str", "choices": ["fail", "rollback", "resume"], "default": "fail"},
 }
 
 # The OLM Subscription of an operator (doc fragment descheduler.fleet.olm).

@@ -188,10 +188,12 @@ def _late_namespace_findings(facts: ClusterFacts) -> list[Finding]:
                      "profileCustomizations.namespaces.excluded")]
 
 
-def validate_against_cluster(spec: dict, facts: ClusterFacts) -> list[Finding]:
-    """Every rule of the reference, with the cluster's facts; errors and warnings."""
+def validate_against_cluster(spec: dict, facts: ClusterFacts, management_state_required: bool = True) -> list[Finding]:
+    """Every rule of the reference, with the cluster's facts; errors and warnings. ``management_state_required``
+    False: only for a restore of a spec the cluster had (validation.py)."""
     findings = validate_kubedescheduler_spec(
         spec,
+        management_state_required=management_state_required,
         operator_namespaces=facts.operator.namespaces,
         namespaces=facts.namespaces,
         priority_class_names=facts.priority_class_names,

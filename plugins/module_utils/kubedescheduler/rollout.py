@@ -171,3 +171,28 @@ def wait_for_removal(api_client: Any, *, timeout: float, sleep: float, clock: Cl
             "kube-controller-manager runs", remaining=left)
 
     Waiter(timeout=timeout, interval=sleep, clock=clock, sleep=sleeper).until(observe, lambda left: not left, timed_out)
+
+
+def refused_and_settled(state: OperandState) -> bool:
+    """The operator's answer to a spec it refuses (scaleDownDeployment): a Degraded condition, the operand scaled to
+    0, its pods gone."""
+    deployment = state.deployment
+    status = (deployment or {}).get("status") or {}
+    return bool(state.degraded) and (deployment is None or (
+        _replicas(deployment) == 0 and not status.get("readyReplicas") and not status.get("replicas")
+        and status.get("observedGeneration", 0) >= (deployment.get("metadata") or {}).get("generation", 0)))
+
+
+def wait_for_refusal(api_client: Any, generation: int, *, timeout: float, sleep: float,
+                     clock: Clock = time.monotonic, sleeper: Sleeper = time.sleep) -> OperandState:
+    """Until the operator has refused ``generation`` as it refuses a spec without managementState: what a restore of
+    such a spec leads to, as it did before the change (``refused_and_settled``); else ``OperandNotReady``."""
+
+    def timed_out(state: OperandState) -> OperandNotReady:
+        return OperandNotReady(
+            f"the operator did not answer generation {generation} of KubeDescheduler cluster (a spec without "
+            f"managementState, which it degrades on and scales the descheduler to 0) within {timeout:g}s",
+            operand=state.summary())
+
+    waiter = Waiter(timeout=timeout, interval=sleep, clock=clock, sleep=sleeper)
+    return waiter.until(lambda: read_operand_state(api_client), refused_and_settled, timed_out).value

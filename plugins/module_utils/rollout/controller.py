@@ -63,8 +63,10 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.transact
     HeldLeases,
     check_mode_holder,
     earlier_record,
+    how_to_resolve,
     journal,
-    refuse_unfinished,
+    recorded_last_good,
+    roll_back_earlier,
 )
 
 # Cluster statuses, in the result.
@@ -205,20 +207,14 @@ class Rollout:
         record = earlier_record(api_client, self.change.namespace, self.change.record_key)
         if record is None:
             return None
-        # unsoaked: a run that ended and said so left it on the change; it is soaked now (resumed), never failed on
-        how = "resume" if record.get("state") == UNSOAKED and self.options.on_interrupted == "fail" \
-            else self.options.on_interrupted
-        if how == "fail":
-            raise refuse_unfinished(record, self.change.namespace)
-        last_good = {"present": bool(record.get("present")), "spec": record.get("spec")}
+        how = how_to_resolve(record, self.options.on_interrupted, self.change.namespace)
+        last_good = recorded_last_good(record)
         outcome = self.outcomes[name]
         outcome.resolved = (f"{how}: the record showed {record.get('state')} "
                             f"(run {record.get('run_id')!r}, {record.get('at')})")
         if how == "rollback" and not self.check_mode:
-            self._journal(name, ROLLING_BACK, last_good, api_client)
-            self.change.restore(self.targets[name], last_good["spec"] if last_good["present"] else None,
-                                self.options.progress_deadline)
-            self._journal(name, ROLLED_BACK_STATE, last_good, api_client)
+            roll_back_earlier(self.change, self.targets[name], last_good, self.options.progress_deadline,
+                              lambda state: self._journal(name, state, last_good, api_client))
         return last_good
 
     def _journal(self, name: str, state: str, last_good: dict, api_client: Any = None,
@@ -262,13 +258,15 @@ class Rollout:
             outcome.status = ROLLBACK_FAILED
             outcome.rollback = {"ok": False, "changed": None, "error": got.user_message()}
         else:
-            result, after = got
+            result, found = got
+            after = self.gates[name].new_since_the_change(found)  # not what was wrong before the change too
             left = result.get("left_in_place") or []  # not as the change left it: someone else's now, not ours to undo
             outcome.status = ROLLED_BACK if not after and not left else ROLLBACK_FAILED
             if outcome.status == ROLLED_BACK:  # else the record keeps saying rolling-back: the next run resolves it
                 self._journal_quietly(name, ROLLED_BACK_STATE, outcome.last_good)
             outcome.rollback = {"ok": not after and not left, "changed": bool(result.get("changed")),
-                                "msg": result.get("msg"), "breaches_after": after, "left_in_place": left}
+                                "msg": result.get("msg"), "breaches_after": after, "left_in_place": left,
+                                "as_before_the_change": [breach for breach in found if breach not in after]}
         if outcome.status == ROLLBACK_FAILED and self.cancellation.is_set():
             outcome.status = INTERRUPTED_STATUS  # cancelled before its rollback finished: the record says so
             self._journal_quietly(name, INTERRUPTED, outcome.last_good)
@@ -281,7 +279,7 @@ class Rollout:
         return min(self.options.progress_deadline, max(left, 0.0))
 
     def _restore(self, name: str, timeout: float) -> Any:
-        """One attempt at the rollback: ``(restore's result, the operand gate's breaches after it)``, or the
+        """One attempt at the rollback: ``(restore's result, what the operand gate finds after it)``, or the
         FleetError that stopped it."""
         outcome, target = self.outcomes[name], self.targets[name]
         try:
@@ -290,12 +288,12 @@ class Rollout:
             result = self.change.restore(target, last_good, timeout)
             api_client = self.connect(target.params)
             try:
-                after = self.change.operand_breaches(api_client, target) if self.options.gates.operand else []
+                found = self.change.operand_breaches(api_client, target) if self.options.gates.operand else []
             finally:
                 api_client.close()
         except FleetError as error:
             return error
-        return result, after
+        return result, found
 
     def _note_cancel(self) -> None:
         if self.cancelled_at is None:

@@ -163,6 +163,7 @@ class ClusterGates:
     baseline: dict[str, int] = field(default_factory=dict)
     cluster: str = ""
     log_since: Optional[str] = None  # the change's start: the operand's log lines read by the expected evictions gate
+    operand_before: list = field(default_factory=list)  # what the operand gate found before the change
 
     @property
     def plan(self) -> Optional[dict]:
@@ -175,6 +176,13 @@ class ClusterGates:
             self.log_since = log_since()
         if self.options.workloads:
             self.baseline = read_workload_shortfalls(api_client)
+        if self.options.operand:
+            self.operand_before = self.operand(api_client)
+
+    def new_since_the_change(self, operand_breaches: list[str]) -> list[str]:
+        """After a rollback: what the operand gate finds that it did not find before the change (a configuration put
+        back as it was may be refused by the operator as it was then: not a failed rollback)."""
+        return [breach for breach in operand_breaches if breach not in self.operand_before]
 
     def breaches(self, api_client: Any) -> list[str]:
         found: list[str] = []

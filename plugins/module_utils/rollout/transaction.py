@@ -17,6 +17,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.lease im
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.record import (
     RECORD_NAME,
+    ROLLED_BACK_STATE,
+    ROLLING_BACK,
+    UNSOAKED,
     read_record,
     unfinished,
     write_record,
@@ -69,6 +72,33 @@ def refuse_unfinished(record: dict, namespace: str) -> RolloutError:
                         "cluster may run an unverified configuration. Set on_interrupted to rollback (put the recorded "
                         "last good configuration back first) or resume (keep what runs; a rollback goes to the "
                         "recorded last good configuration), or put it right by hand", "on_interrupted", "fail")
+
+
+def how_to_resolve(record: dict, on_interrupted: str, namespace: str) -> str:
+    """``rollback`` or ``resume`` for an unfinished change (``on_interrupted: fail`` raises, with the record shown)."""
+    # unsoaked: a run that ended and said so left it on the change; it is soaked now (resumed), never failed on
+    how = "resume" if record.get("state") == UNSOAKED and on_interrupted == "fail" else on_interrupted
+    if how == "fail":
+        raise refuse_unfinished(record, namespace)
+    return how
+
+
+def recorded_last_good(record: dict) -> dict:
+    return {"present": bool(record.get("present")), "spec": record.get("spec")}
+
+
+def roll_back_earlier(change: Any, target: Any, last_good: dict, timeout: float,
+                      write: Callable[[str], None]) -> dict:
+    """``on_interrupted: rollback``: the recorded last good configuration put back through ``change`` (a rollout's
+    ``Change``), each step written to the record first (``write(state)``); the restore's result."""
+    write(ROLLING_BACK)
+    result = change.restore(target, last_good["spec"] if last_good["present"] else None, timeout)
+    left = result.get("left_in_place") or []
+    if left:  # not as that change left it: someone else's now; the record keeps saying rolling-back
+        raise RolloutError("the unfinished change could not be rolled back: " + "; ".join(left), "on_interrupted",
+                           "rollback")
+    write(ROLLED_BACK_STATE)
+    return result
 
 
 def earlier_record(api_client: Any, namespace: str, key: str) -> Optional[dict]:

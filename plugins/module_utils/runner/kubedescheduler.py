@@ -54,6 +54,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.policy import render_policy
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import (
     read_operand_state,
+    wait_for_refusal,
     wait_for_removal,
     wait_for_rollout,
 )
@@ -101,13 +102,17 @@ def read_policy(api_client: Any) -> Optional[dict]:
 # --- validation ----------------------------------------------------------------------------------------------------
 
 
-def _validate(api_client: Any, spec: dict, params: Mapping[str, Any]) -> tuple[list[dict], ClusterFacts]:
-    """Warnings (finding dicts) and the facts read; raises SpecRejected on any error, before anything is written."""
+def _validate(api_client: Any, spec: dict, params: Mapping[str, Any],
+              restoring: bool = False) -> tuple[list[dict], ClusterFacts]:
+    """Warnings (finding dicts) and the facts read; raises SpecRejected on any error, before anything is written.
+    ``restoring``: the spec is one this cluster had (a rollback), so a missing managementState is written back as it
+    was, never refused (the rule is for specs users give)."""
     facts = gather_facts(api_client)
     if not facts.operator_namespace_exists:
         raise KdoError(f"namespace {OPERATOR_NAMESPACE} does not exist: install the Kube Descheduler Operator first "
                        "(descheduler.fleet.operator or the install role)")
-    findings = apply_field_validation(validate_against_cluster(spec, facts), params.get("field_validation") or "Strict")
+    findings = apply_field_validation(validate_against_cluster(spec, facts, management_state_required=not restoring),
+                                      params.get("field_validation") or "Strict")
     errors = [finding_dict(f) for f in findings if f.severity == ERROR]
     warnings = [finding_dict(f) for f in findings if f.severity != ERROR]
     if errors or (params.get("fail_on_warnings") and warnings):
@@ -212,9 +217,10 @@ def _absent(api_client: Any, existing: Optional[dict], params: Mapping[str, Any]
     return result
 
 
-def _present(api_client: Any, existing: Optional[dict], params: Mapping[str, Any], check_mode: bool) -> dict:
+def _present(api_client: Any, existing: Optional[dict], params: Mapping[str, Any], check_mode: bool,
+             restoring: bool = False) -> dict:
     spec, translation = desired_spec(params)
-    warnings, facts = _validate(api_client, spec, params)
+    warnings, facts = _validate(api_client, spec, params, restoring)
     stored = with_defaults(spec)
     before = comparable((existing or {}).get("spec")) if existing else None
     after = comparable(stored)
@@ -232,7 +238,9 @@ def _present(api_client: Any, existing: Optional[dict], params: Mapping[str, Any
     result["msg"] = _message(existing, changed, check_mode, changes)
     if params.get("wait") and not check_mode:
         generation = int((obj or {}).get("metadata", {}).get("generation") or 1)
-        state = wait_for_rollout(api_client, generation, timeout=params["wait_timeout"], sleep=params["wait_sleep"])
+        # without managementState the operator refuses the spec, as it did before the change: its answer is awaited
+        wait = wait_for_refusal if restoring and "managementState" not in stored else wait_for_rollout
+        state = wait(api_client, generation, timeout=params["wait_timeout"], sleep=params["wait_sleep"])
         result["operand"] = state.summary()
         obj = state.kubedescheduler or obj
     else:
@@ -251,13 +259,13 @@ def _message(existing: Optional[dict], changed: bool, check_mode: bool, changes:
     return f"{verb} {OBJECT_NAME}: {describe_changes(changes)}" if existing else f"{verb} {OBJECT_NAME}"
 
 
-def run_kubedescheduler(params: Mapping[str, Any], check_mode: bool) -> dict:
-    """One call of the kubedescheduler module."""
+def run_kubedescheduler(params: Mapping[str, Any], check_mode: bool, restoring: bool = False) -> dict:
+    """One call of the kubedescheduler module; ``restoring``: a rollback writing back a spec the cluster had."""
     api_client, identity = connect_to_intended_cluster(params)
     require_rights(api_client, "kubedescheduler")
     existing = read_kubedescheduler(api_client)
     if params.get("state") == "absent":
         result = _absent(api_client, existing, params, check_mode)
     else:
-        result = _present(api_client, existing, params, check_mode)
+        result = _present(api_client, existing, params, check_mode, restoring)
     return {**result, "cluster_identity": identity.as_dict()}

@@ -31,8 +31,14 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.runner.kubedesch
     run_kubedescheduler,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout_operator import (
+    OPTION_DEFAULTS as OPERATOR_OPTIONS,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout_operator import (
     OperatorChange,
     operator_options,
+)
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout_secondary_scheduler import (
+    OPTION_DEFAULTS as SCHEDULER_OPTIONS,
 )
 from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout_secondary_scheduler import (
     SecondarySchedulerChange,
@@ -58,9 +64,10 @@ class KubeDeschedulerChange:
         existing = read_kubedescheduler(api_client)
         return comparable(existing.get("spec") or {}) if existing is not None else None
 
-    def _run(self, target: Target, options: dict[str, Any], timeout: float, check_mode: bool) -> dict[str, Any]:
+    def _run(self, target: Target, options: dict[str, Any], timeout: float, check_mode: bool,
+             restoring: bool = False) -> dict[str, Any]:
         params = {**target.params, **options, "wait": True, "wait_timeout": timeout, "wait_sleep": self.wait_sleep}
-        return run_kubedescheduler(params, check_mode)
+        return run_kubedescheduler(params, check_mode, restoring=restoring)
 
     def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
         state = target.desired.get("state") or "present"
@@ -81,10 +88,16 @@ class KubeDeschedulerChange:
             return {"changed": False, "left_in_place": [modified], "msg": modified}
         # The old spec ran on this cluster: warnings about it are no reason to leave the new one in place.
         if last_good is None:
-            options = {"state": "absent"}
-        else:
-            options = {"state": "present", "spec": last_good, "field_validation": "Ignore", "fail_on_warnings": False}
-        return self._run(target, options, timeout, check_mode=False)
+            return self._run(target, {"state": "absent"}, timeout, check_mode=False)
+        # Written back exactly as it was, a spec without managementState (an older operator's, or a user's) included:
+        # the rule that refuses one is for the specs users give.
+        options = {"state": "present", "spec": last_good, "field_validation": "Ignore", "fail_on_warnings": False}
+        result = self._run(target, options, timeout, check_mode=False, restoring=True)
+        if "managementState" not in last_good:
+            result["msg"] = (f"{result.get('msg')}; the spec restored has no managementState, as before the change: "
+                             "the operator degrades on it and scales the descheduler to 0 again (set managementState: "
+                             "Managed to run it)")
+        return result
 
     def _modified_since(self, target: Target) -> Optional[str]:
         """Why the ``cluster`` KubeDescheduler is no longer as the change wrote it (its spec, without the fields the
@@ -110,6 +123,7 @@ class KubeDeschedulerChange:
 
 KUBEDESCHEDULER, SECONDARY_SCHEDULER, OPERATOR = "kubedescheduler", "secondary_scheduler", "operator"
 KIND_OPTIONS = {SECONDARY_SCHEDULER: "secondary_scheduler", OPERATOR: "operator"}  # each kind's clusters[] option
+KIND_MODULE_OPTIONS = {SECONDARY_SCHEDULER: tuple(SCHEDULER_OPTIONS), OPERATOR: tuple(OPERATOR_OPTIONS)}
 
 
 def _refuse_other_kinds_options(kind: str, cluster: Mapping[str, Any], index: int) -> None:
@@ -177,3 +191,16 @@ def run_rollout(params: Mapping[str, Any], check_mode: bool) -> dict[str, Any]:
     with cancel_on_signals_and_parent_exit(Cancellation()) as cancellation:
         return Rollout(options, groups, targets, change, check_mode=check_mode, cancellation=cancellation,
                        holder=holder).run()
+
+
+def module_change(kind: str, params: Mapping[str, Any], intended: Optional[Mapping[str, Any]]) -> tuple[Any, Target]:
+    """The ``Change`` a module call of ``kind`` (kubedescheduler, operator, secondary_scheduler) makes, with this
+    cluster as its Target: what resolves an unfinished change of an earlier rollout before the call (its record's
+    ``intended`` is what that change was given; else the call's own options)."""
+    change = _change(kind, params)
+    if intended is None:
+        given = {"state": params.get("state"), **{key: params.get(key) for key in
+                                                  (KIND_MODULE_OPTIONS.get(kind) or ("spec",))}}
+        intended = _desired(kind, {KIND_OPTIONS[kind]: given, "state": params.get("state")} if kind in KIND_OPTIONS
+                            else given, 0)
+    return change, Target("this cluster", dict(params), dict(intended))
