@@ -80,7 +80,8 @@ def resolve_earlier_change(api_client: Any, kind: str, params: Mapping[str, Any]
                 change_id=change_id)
 
     if how == "rollback":
-        change, target = module_change(kind, params, record.get("intended"))
+        # as that change: its id (the run id) is on what it created, which its rollback may remove
+        change, target = module_change(kind, {**params, "run_id": record.get("run_id")}, record.get("intended"))
         timeout = float(params.get("wait_timeout") or DEFAULT_RESTORE_TIMEOUT)
         roll_back_earlier(change, target, last_good, timeout, write)
     else:

@@ -5,12 +5,16 @@ What is rolled out and restored is the scheduler's configuration: the KubeSchedu
 secondary_scheduler module's runner (the operator installed through OLM when missing, the ConfigMap and the CR
 written, then a wait until the operator has rolled the scheduler Deployment out). A restore writes the recorded
 configuration back the same way; when the cluster had no SecondaryScheduler before, it removes only the CR and
-the ConfigMap the rollout wrote, never the operator (a rollout cannot tell whether it installed it).
+the ConfigMap the change created (labelled with its id, ``descheduler.fleet/change-id``), never the operator (a
+rollout cannot tell whether it installed it). A CR or ConfigMap someone else modified since the change left it
+(operator/ownership.py ``modified_since``), or created without the change's id, is neither restored nor removed: the
+restore leaves it and reports it (``left_in_place``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
+from uuid import uuid4
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.args import OLM_ARG_SPEC
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
@@ -18,8 +22,9 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.listing 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.wait import Waiter, deployment_readiness
 from ansible_collections.descheduler.fleet.plugins.module_utils.kubedescheduler.rollout import condition_text
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.errors import WaitTimeout
-from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import MANAGED_BY
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import CHANGE_LABEL
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.objects import ClusterSession, Ref
+from ansible_collections.descheduler.fleet.plugins.module_utils.operator.ownership import modified_since
 from ansible_collections.descheduler.fleet.plugins.module_utils.operator.waits import wait_gone
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.controller import Target
 from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.errors import RolloutError
@@ -32,7 +37,6 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.secondary_schedu
     CONFIG_KEY,
     CR_NAME,
     DEFAULT_CONFIGMAP,
-    MANAGED_BY_LABEL,
     NAMESPACE,
     OPERAND_DEPLOYMENT,
 )
@@ -94,6 +98,11 @@ class SecondarySchedulerChange:
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.wait_sleep = float(params.get("wait_sleep") or 5)
+        # on what the change creates: a rollback removes only what carries it
+        self.change_labels = {CHANGE_LABEL: str(params.get("run_id") or "") or f"rollout-{uuid4().hex[:12]}"}
+        # by cluster: the marker of each object the change wrote as it left it (None: deleted); absent when the
+        # change ran in another process
+        self.left_by_cluster: dict[str, dict[str, Optional[str]]] = {}
 
     def current(self, api_client: Any, target: Target) -> Optional[dict]:
         """``scheduler_config`` (parsed), ``config_map_name``, ``scheduler_image``, ``log_level``; None without a CR."""
@@ -113,7 +122,8 @@ class SecondarySchedulerChange:
         level and the image in the template, so any change of them gives a new one."""
         before = None if check_mode else self._template(target)
         params = {**target.params, **options, "wait": True, "wait_timeout": timeout, "wait_sleep": self.wait_sleep}
-        result = run_secondary_scheduler(params, check_mode, want_diff=True)
+        result = run_secondary_scheduler(params, check_mode, want_diff=True, created_labels=self.change_labels,
+                                         left=None if check_mode else self.left_by_cluster.setdefault(target.name, {}))
         if result.get("failed"):
             raise RolloutError(result.get("msg") or "the secondary scheduler failed", result.get("field") or "",
                                result.get("value"))
@@ -152,6 +162,7 @@ class SecondarySchedulerChange:
             api_client.close()
 
     def apply(self, target: Target, timeout: float, check_mode: bool) -> dict[str, Any]:
+        self.left_by_cluster.pop(target.name, None)
         result = self._run(target, dict(target.desired), timeout, check_mode)
         changes = [action for action in result.get("actions") or [] if action.get("changed")]
         # name the cluster in --diff output: one diff per changed object
@@ -160,9 +171,49 @@ class SecondarySchedulerChange:
         return {"changed": bool(result.get("changed")), "changes": changes, "diff": diffs or None,
                 "msg": f"secondary scheduler {target.desired.get('state')}: {len(changes)} change(s)"}
 
+    def _refs(self, target: Target, last_good: Optional[dict]) -> list[Ref]:
+        """What a restore writes or removes: the CR and the configuration ConfigMap(s), the change's and the
+        recorded one."""
+        names = {target.desired.get("config_map_name") or DEFAULT_CONFIGMAP,
+                 (last_good or {}).get("config_map_name") or DEFAULT_CONFIGMAP}
+        return [Ref("SecondaryScheduler", CR_NAME, NAMESPACE), *(Ref("ConfigMap", name, NAMESPACE)
+                                                                  for name in sorted(names))]
+
+    def _not_as_left(self, session: ClusterSession, target: Target, last_good: Optional[dict]) -> dict[str, str]:
+        """By object: why it is no longer the change's to take back. Modified by someone else since the change left
+        it; or, when there was no SecondaryScheduler before (a restore removes what the change created), without
+        the change's id: someone else created it, or it was there before and the change only updated it."""
+        left = self.left_by_cluster.get(target.name) or {}
+        reasons = {}
+        for ref in self._refs(target, last_good):
+            why = modified_since(session, ref, left)
+            if why is None and last_good is None:
+                why = self._not_created_by_the_change(session, ref)
+            if why is not None:
+                reasons[str(ref)] = f"{why}; left as it is"
+        return reasons
+
+    def _not_created_by_the_change(self, session: ClusterSession, ref: Ref) -> Optional[str]:
+        found = session.read(ref)
+        if found is None or (found.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        labels = (found.get("metadata") or {}).get("labels") or {}
+        if all(labels.get(key) == value for key, value in self.change_labels.items()):
+            return None
+        return f"{ref} was not created by this change (no label {CHANGE_LABEL}={self.change_labels[CHANGE_LABEL]})"
+
     def restore(self, target: Target, last_good: Optional[dict], timeout: float) -> dict[str, Any]:
-        if last_good is None:
-            return self._remove_created(target, timeout)
+        api_client = connect_to_intended_cluster(target.params)[0]
+        try:
+            session = ClusterSession(api_client)
+            untouched = self._not_as_left(session, target, last_good)
+            if last_good is None:
+                return self._remove_created(session, target, untouched, timeout)
+        finally:
+            api_client.close()
+        if untouched:  # someone else's now: a partial restore would mix their configuration with the old one
+            reasons = list(untouched.values())
+            return {"changed": False, "left_in_place": reasons, "msg": "; ".join(reasons)}
         if not last_good.get("scheduler_config"):
             raise RolloutError(f"the recorded configuration of {target.name} has no scheduler configuration (its "
                                f"ConfigMap {NAMESPACE}/{last_good.get('config_map_name')} was missing before the "
@@ -175,22 +226,21 @@ class SecondarySchedulerChange:
         result = self._run(target, options, timeout, check_mode=False)
         return {"changed": bool(result.get("changed")), "msg": "previous scheduler configuration restored"}
 
-    def _remove_created(self, target: Target, timeout: float) -> dict[str, Any]:
-        """No SecondaryScheduler before the change: delete the CR and our ConfigMap; the operator stays."""
-        api_client = connect_to_intended_cluster(target.params)[0]
-        try:
-            session = ClusterSession(api_client)
-            if session.delete("secondary_scheduler", Ref("SecondaryScheduler", CR_NAME, NAMESPACE)):
-                wait_gone(session, "operand", [Ref("Deployment", OPERAND_DEPLOYMENT, NAMESPACE)],
-                          Waiter(timeout=timeout, interval=self.wait_sleep))
-            ref = Ref("ConfigMap", target.desired.get("config_map_name") or DEFAULT_CONFIGMAP, NAMESPACE)
-            config_map = session.read(ref)
-            labels = ((config_map or {}).get("metadata") or {}).get("labels") or {}
-            if config_map is not None and labels.get(MANAGED_BY_LABEL) == MANAGED_BY:
-                session.delete("config_map", ref, config_map)
-            return {"changed": session.changed, "msg": "SecondaryScheduler removed: there was none before"}
-        finally:
-            api_client.close()
+    def _remove_created(self, session: ClusterSession, target: Target, untouched: dict[str, str],
+                        timeout: float) -> dict[str, Any]:
+        """No SecondaryScheduler before the change: delete the CR and the ConfigMap the change created, as it left
+        them (not in ``untouched``); the operator stays."""
+        cr = Ref("SecondaryScheduler", CR_NAME, NAMESPACE)
+        if str(cr) not in untouched and session.delete("secondary_scheduler", cr):
+            wait_gone(session, "operand", [Ref("Deployment", OPERAND_DEPLOYMENT, NAMESPACE)],
+                      Waiter(timeout=timeout, interval=self.wait_sleep))
+        config_map = Ref("ConfigMap", target.desired.get("config_map_name") or DEFAULT_CONFIGMAP, NAMESPACE)
+        if str(config_map) not in untouched:
+            session.delete("config_map", config_map)
+        left_in_place = list(untouched.values())
+        return {"changed": session.changed, "left_in_place": left_in_place,
+                "msg": "; ".join(["SecondaryScheduler removed: there was none before", *left_in_place])
+                if str(cr) not in untouched else "; ".join(left_in_place)}
 
     def operand_breaches(self, api_client: Any, target: Target) -> list[str]:
         """The operand gate: the scheduler Deployment rolled out and no Degraded condition on the CR (nothing to check

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rights
@@ -31,14 +31,22 @@ TRIMARAN_FIELDS = {
 }
 
 
-def run_secondary_scheduler(params: Mapping[str, Any], check_mode: bool = False, want_diff: bool = False) -> dict:
-    """The module's result; a failure after the first write comes back with the actions done so far."""
+def run_secondary_scheduler(params: Mapping[str, Any], check_mode: bool = False, want_diff: bool = False,
+                            created_labels: Optional[dict[str, str]] = None,
+                            left: Optional[dict[str, Optional[str]]] = None) -> dict:
+    """The module's result; a failure after the first write comes back with the actions done so far. A rollout's
+    change gives ``created_labels`` (its id, on what it creates) and ``left``, which gets the marker of each object
+    written as the call left it (operator/objects.py), for its rollback."""
     api_client, identity = connect_to_intended_cluster(params)
     require_rights(api_client, "secondary_scheduler")
-    session = ClusterSession(api_client, check_mode=check_mode, want_diff=want_diff)
+    session = ClusterSession(api_client, check_mode=check_mode, want_diff=want_diff, created_labels=created_labels)
     result: dict[str, Any] = {"state": params["state"], "check_mode": check_mode,
                               "cluster_identity": identity.as_dict()}
-    return run_session(session, lambda: dispatch(session, params), result)
+    try:
+        return run_session(session, lambda: dispatch(session, params), result)
+    finally:
+        if left is not None:
+            left.update(session.left)
 
 
 def dispatch(session: ClusterSession, params: Mapping[str, Any]) -> dict:
