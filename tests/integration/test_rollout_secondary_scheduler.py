@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ class DegradingOperator(SecondarySchedulerOperator):
     out, its condition is already there."""
 
     degrade_on: int | None = None
+    other_team: Callable[[], None] | None = None  # done once, just before the first Degraded condition is written
 
     def reconcile(self) -> None:
         cr = self.rest.get(CR_PATH)
@@ -64,6 +66,9 @@ class DegradingOperator(SecondarySchedulerOperator):
             name = (cr.get("spec") or {}).get("schedulerConfig") or CONFIG_MAP
             utilization = utilization_of(self.rest.get(path("v1", "configmaps", NAMESPACE, name)))
             degraded = self.degrade_on is not None and utilization == self.degrade_on
+            if degraded and self.other_team is not None:
+                edit, self.other_team = self.other_team, None
+                edit()
             condition = {"type": DEGRADED, "status": "True" if degraded else "False",
                          "reason": "SchedulerCrashLooping" if degraded else "AsExpected",
                          "message": f"the scheduler exits with targetUtilization {utilization}" if degraded else ""}
@@ -72,13 +77,13 @@ class DegradingOperator(SecondarySchedulerOperator):
         super().reconcile()
 
 
-@pytest.fixture
-def fleet(fleet_clusters: Callable[[int], list[Any]]) -> Iterator[dict[str, Any]]:
-    """Three clusters, each with OLM, the operator stand-in (as `cluster.operator`) and a node for the scheduler."""
+@contextmanager
+def clusters_named(fleet_clusters: Callable[[int], list[Any]], names: list[str]) -> Iterator[dict[str, Any]]:
+    """The clusters, each with OLM, the operator stand-in (as `cluster.operator`) and a node for the scheduler."""
     clusters: dict[str, Any] = {}
     started: list[tuple[Any, Rest, Olm, DegradingOperator]] = []
     try:
-        for name, cluster in zip(GROUPS, fleet_clusters(len(GROUPS)), strict=True):
+        for name, cluster in zip(names, fleet_clusters(len(names)), strict=True):
             client = cluster.api_client()
             rest = Rest(client)
             if not rest.list(path("v1", "nodes")):
@@ -101,11 +106,25 @@ def fleet(fleet_clusters: Callable[[int], list[Any]]) -> Iterator[dict[str, Any]
             operator.check()
 
 
+@pytest.fixture
+def fleet(fleet_clusters: Callable[[int], list[Any]]) -> Iterator[dict[str, Any]]:
+    """Three clusters, one per decision group."""
+    with clusters_named(fleet_clusters, list(GROUPS)) as clusters:
+        yield clusters
+
+
+@pytest.fixture
+def canary(fleet_clusters: Callable[[int], list[Any]]) -> Iterator[dict[str, Any]]:
+    """One cluster, in the canaries group."""
+    with clusters_named(fleet_clusters, ["canary"]) as clusters:
+        yield clusters
+
+
 def write_inventory(tmp_path: Path, fleet: dict[str, Any], utilization: int) -> Path:
     hosts = {name: {"descheduler_fleet_connection": {"kubeconfig": str(cluster.kubeconfig),
                                                      "context": cluster.context}}
              for name, cluster in fleet.items()}
-    children = {group: {"hosts": {name: {}}} for name, group in GROUPS.items()}
+    children = {group: {"hosts": {name: {}}} for name, group in GROUPS.items() if name in fleet}
     variables = {"secondary_scheduler_image": IMAGE, "secondary_scheduler_wait_sleep": 1,
                  "secondary_scheduler_trimaran": {"target_utilization": utilization,
                                                   "metric_provider": {"type": "KubernetesMetricsServer"}}}
@@ -189,3 +208,33 @@ def test_a_degraded_scheduler_rolls_its_cluster_back_and_halts(fleet: dict[str, 
     assert config_map(fleet["prod-b"])["metadata"]["resourceVersion"] == prod_b_config["metadata"]["resourceVersion"]
     assert get(fleet["prod-b"], CR_PATH)["metadata"]["generation"] == prod_b_cr["metadata"]["generation"]
     assert record(fleet["prod-b"])["state"] == "verified" and running_utilization(fleet["prod-b"]) == BASE
+
+
+def test_a_rollback_leaves_what_someone_else_modified_since_and_removes_what_the_change_created(
+        canary: dict[str, Any], tmp_path: Path) -> None:
+    """A first configuration (no SecondaryScheduler before) whose scheduler the operator reports Degraded; just
+    before it does, another team edits the ConfigMap the change created. The rollback removes the CR the change
+    created (it carries the change's id, as the change left it) and leaves their ConfigMap, saying so."""
+    cluster = canary["canary"]
+    config_map_path = path("v1", "configmaps", NAMESPACE, CONFIG_MAP)
+    cluster.operator.degrade_on = NEW
+    cluster.operator.other_team = lambda: cluster.operator.rest.change(
+        config_map_path, lambda found: found["data"].update({"team-notes": "tuned by hand"}))
+
+    process = roll_out(write_inventory(tmp_path, canary, NEW), groups=[], min_success_time=30)
+    assert process.returncode != 0, process.stdout[-6000:]
+    assert f"ConfigMap {NAMESPACE}/{CONFIG_MAP} was modified by someone else since the change" in process.stdout, \
+        process.stdout[-6000:]
+    assert "left as it is" in process.stdout and "ROLLBACK FAILED" in process.stdout
+    assert get(cluster, CR_PATH) is None  # the change's own CR, as it left it: taken back
+    theirs = config_map(cluster)
+    assert theirs["data"]["team-notes"] == "tuned by hand" and utilization_of(theirs) == NEW
+    assert theirs["metadata"]["labels"]["descheduler.fleet/change-id"] == "test"
+    assert record(cluster)["state"] == "rolling-back"  # unfinished: the next run resolves it
+
+    # the cause gone, a rerun that keeps what runs (resume) converges; their key is still there
+    cluster.operator.degrade_on = None
+    again = roll_out(write_inventory(tmp_path, canary, NEW), groups=[], on_interrupted="resume")
+    assert again.returncode == 0, again.stdout[-6000:]
+    assert running_utilization(cluster) == NEW and record(cluster)["state"] == "verified"
+    assert config_map(cluster)["data"]["team-notes"] == "tuned by hand"
