@@ -310,6 +310,13 @@ diff:
       account, priority class, policy ConfigMap), live before and as the operator will write them after.
   returned: in diff mode
   type: dict
+resolved:
+  description:
+    - What was done first with a change an earlier rollout did not finish on this cluster (O(on_interrupted)), with
+      the record's state, run id and time; in check mode, what a real run would do. Absent when there was none.
+  returned: when the record showed an unfinished change
+  type: str
+  sample: "rollback: the record kube-system/operator.json showed interrupted (run 'r1', 2026-12-02T10:00:00Z)"
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -405,8 +405,9 @@ clusters:
       change; with O(kind=secondary_scheduler) C(spec) holds C(scheduler_config), C(config_map_name), C(scheduler_image)
       and C(log_level); with O(kind=operator) C(flavor), C(objects) and C(installed_csv)), C(rollback) (C(ok),
       C(changed), C(msg) or C(error), C(breaches_after), C(left_in_place) - why each object someone else modified
-      since the change was left as it is), C(soak) (C(verified), or C(unsoaked) - changed in a group that halted
-      before its soak passed), C(seconds), C(msg).
+      since the change was left as it is, C(as_before_the_change) - what the operand gate found after the rollback
+      that it found before the change too, not counted as a failure), C(soak) (C(verified), or C(unsoaked) -
+      changed in a group that halted before its soak passed), C(seconds), C(msg).
   returned: always
   type: dict
 summary:
