@@ -1,13 +1,16 @@
 """Benchmark the whatif module's runner: N candidates on one read of a snapshot, against one plan of the same file.
 
-    python benchmarks/bench_whatif.py                          # 500x30, 20 candidates (the target)
+    python benchmarks/bench_whatif.py                          # 500x30, 20 threshold variants (the target)
+    python benchmarks/bench_whatif.py --set heterogeneous      # 500x30, 20 different plugin mixes
     python benchmarks/bench_whatif.py --nodes 1000 --candidates 10
 
 Generates a cluster with examples/generate_cluster.py and writes it as a snapshot file, then times, in this order,
 runner.plan.run_plan (read + one plan) and runner.whatif.run_whatif (one read + N plans) on that file. The
-candidates are KubeDescheduler specs: the three OpenShift profiles of bench_engine.py with the LowNodeUtilization
-presets and pod lifetimes varied. Prints both times (wall clock and CPU), the ratios, the time per extra candidate
-and whether the target holds: 20 candidates on 500x30 within 3x one plan (wall clock).
+candidates are, with ``--set thresholds`` (the default), KubeDescheduler specs: the three OpenShift profiles of
+bench_engine.py with the LowNodeUtilization presets and pod lifetimes varied; with ``--set heterogeneous``, the
+cluster's own policy (that spec) followed by DeschedulerPolicies of other plugin mixes (one or two profiles, each
+with its own plugins, args and evictor). Prints both times (wall clock and CPU), the ratios, the time per extra
+candidate and whether the target holds: 20 candidates on 500x30 within 3x one plan (wall clock).
 """
 
 from __future__ import annotations
@@ -39,6 +42,88 @@ def candidates(count: int) -> list[dict[str, Any]]:
     return result
 
 
+# The heterogeneous set's plugins: (name, extension point, args), in the order a candidate enables them.
+NODE_AFFINITY = ("RemovePodsViolatingNodeAffinity", "deschedule",
+                 {"nodeAffinityType": ["requiredDuringSchedulingIgnoredDuringExecution"]})
+TAINTS = ("RemovePodsViolatingNodeTaints", "deschedule", {})
+ANTI_AFFINITY = ("RemovePodsViolatingInterPodAntiAffinity", "deschedule", {})
+RESTARTS = ("RemovePodsHavingTooManyRestarts", "deschedule",
+            {"podRestartThreshold": 100, "includingInitContainers": True})
+FAILED = ("RemoveFailedPods", "deschedule", {"minPodLifetimeSeconds": 3600})
+DUPLICATES = ("RemoveDuplicates", "balance", {})
+SPREAD = ("RemovePodsViolatingTopologySpreadConstraint", "balance", {"constraints": ["DoNotSchedule"]})
+SOFT_SPREAD = ("RemovePodsViolatingTopologySpreadConstraint", "balance",
+               {"constraints": ["DoNotSchedule", "ScheduleAnyway"]})
+
+
+def lifetime(hours: int) -> tuple[str, str, dict]:
+    return ("PodLifeTime", "deschedule", {"maxPodLifeTimeSeconds": hours * 3600})
+
+
+def low(low_percent: int, high_percent: int) -> tuple[str, str, dict]:
+    resources = ("cpu", "memory", "pods")
+    return ("LowNodeUtilization", "balance", {"thresholds": dict.fromkeys(resources, low_percent),
+                                              "targetThresholds": dict.fromkeys(resources, high_percent)})
+
+
+def high(percent: int) -> tuple[str, str, dict]:
+    return ("HighNodeUtilization", "balance", {"thresholds": dict.fromkeys(("cpu", "memory"), percent)})
+
+
+def profile(name: str, *plugins: tuple[str, str, dict], evictor: dict | None = None) -> dict:
+    enabled: dict[str, list[str]] = {}
+    for plugin, point, _args in plugins:
+        enabled.setdefault(point, []).append(plugin)
+    config = [{"name": plugin, "args": args} for plugin, _point, args in plugins]
+    config.append({"name": "DefaultEvictor", "args": evictor or {"ignorePvcPods": True, "evictLocalStoragePods": True}})
+    return {"name": name, "pluginConfig": config, "plugins": {
+        "filter": {"enabled": ["DefaultEvictor"]}, "preEvictionFilter": {"enabled": ["DefaultEvictor"]},
+        **{point: {"enabled": names} for point, names in enabled.items()}}}
+
+
+def policy(*profiles: dict, **top: Any) -> dict:
+    return {"apiVersion": "descheduler/v1alpha2", "kind": "DeschedulerPolicy", **top, "profiles": list(profiles)}
+
+
+NODE_FIT = {"ignorePvcPods": True, "evictLocalStoragePods": True, "nodeFit": True}
+HETEROGENEOUS = [  # 19 policies besides the cluster's own: other plugin mixes, evictors, limits and profile splits
+    policy(profile("lifecycle", lifetime(24), RESTARTS, FAILED)),
+    policy(profile("affinity", NODE_AFFINITY, TAINTS, ANTI_AFFINITY)),
+    policy(profile("balance", DUPLICATES, SPREAD, low(20, 50))),
+    policy(profile("balance", DUPLICATES, SOFT_SPREAD, low(30, 60))),
+    policy(profile("compact", high(40))),
+    policy(profile("compact", lifetime(168), high(30))),
+    policy(profile("lifecycle", lifetime(72)), profile("balance", low(20, 50))),
+    policy(profile("affinity", NODE_AFFINITY, TAINTS), profile("spread", SPREAD)),
+    policy(profile("all", NODE_AFFINITY, TAINTS, ANTI_AFFINITY, lifetime(48), RESTARTS, DUPLICATES, SPREAD,
+                   low(25, 55))),
+    policy(profile("all", NODE_AFFINITY, TAINTS, ANTI_AFFINITY, lifetime(48), RESTARTS, DUPLICATES, SPREAD,
+                   low(25, 55), evictor=NODE_FIT)),
+    policy(profile("lifecycle", lifetime(336), FAILED, DUPLICATES), maxNoOfPodsToEvictPerNode=3),
+    policy(profile("balance", low(10, 40)), maxNoOfPodsToEvictPerNamespace=5),
+    policy(profile("duplicates", DUPLICATES)),
+    policy(profile("spread", SOFT_SPREAD, low(40, 70))),
+    policy(profile("restarts", RESTARTS), profile("taints", TAINTS, ANTI_AFFINITY)),
+    policy(profile("lifecycle", lifetime(720), RESTARTS, SPREAD, high(50))),
+    policy(profile("balance", low(20, 50), evictor=NODE_FIT)),
+    policy(profile("affinity", ANTI_AFFINITY, NODE_AFFINITY), profile("lifecycle", lifetime(96), DUPLICATES),
+           maxNoOfPodsToEvictTotal=200),
+    policy(profile("failed", FAILED, lifetime(1440), SOFT_SPREAD, DUPLICATES, low(30, 50))),
+]
+
+
+def heterogeneous_candidates(count: int) -> list[dict[str, Any]]:
+    """The cluster's own policy (bench_engine's KubeDescheduler spec), then the other plugin mixes in turn."""
+    result: list[dict[str, Any]] = [{"name": "c00-cluster", "kubedescheduler": KUBEDESCHEDULER_SPEC}]
+    for index, document in zip(range(1, count), itertools.cycle(HETEROGENEOUS)):
+        names = "-".join(entry["name"] for entry in document["profiles"])
+        result.append({"name": f"c{index:02d}-{names}", "policy": document})
+    return result
+
+
+SETS = {"thresholds": candidates, "heterogeneous": heterogeneous_candidates}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=TARGET[0])
@@ -46,7 +131,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--candidates", type=int, default=TARGET[2])
     parser.add_argument("--cluster-seed", type=int, default=1)
     parser.add_argument("--now", default=DEFAULT_NOW)
+    parser.add_argument("--set", choices=sorted(SETS), default="thresholds", dest="candidate_set",
+                        help="threshold variants of one policy, or the cluster's policy and 19 other plugin mixes")
+    parser.add_argument("--placement", action="store_true",
+                        help="plan the replacements' placement in both the one plan and every candidate")
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the whatif call to FILE")
     return parser.parse_args(argv)
+
+
+def profiled(path: str | None, call: Any) -> Any:
+    if not path:
+        return call()
+    import cProfile
+
+    profiler = cProfile.Profile()
+    try:
+        return profiler.runcall(call)
+    finally:
+        profiler.dump_stats(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,17 +165,22 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"apiVersion": "v1", "kind": "List", "items": objects}, handle)
         pods = sum(1 for obj in objects if obj.get("kind") == "Pod")
         del objects
-        shared = {"snapshot": path, "now": args.now, "samples": 1, "field_validation": "Strict"}
-        listed = candidates(args.candidates)
+        # placement the same on both sides (whatif turns it on for a spread objective unless told)
+        shared = {"snapshot": path, "now": args.now, "samples": 1, "field_validation": "Strict",
+                  "placement": args.placement}
+        listed = SETS[args.candidate_set](args.candidates)
         started, cpu = time.perf_counter(), time.process_time()
         one = run_plan({**shared, "kubedescheduler": listed[0]["kubedescheduler"]})
         one_seconds, one_cpu = time.perf_counter() - started, time.process_time() - cpu
         started, cpu = time.perf_counter(), time.process_time()
-        many = run_whatif({**shared, "candidates": listed})
+        many = profiled(args.profile, lambda: run_whatif({**shared, "candidates": listed}))
         many_seconds, many_cpu = time.perf_counter() - started, time.process_time() - cpu
     ratio = many_seconds / one_seconds
     per_candidate = (many_seconds - one_seconds) / max(args.candidates - 1, 1)
-    print(f"cluster            {args.nodes} nodes x {args.pods_per_node} pods ({pods} pods)")
+    print(f"candidates         {args.candidate_set}: "
+          f"{', '.join(str(c['evictions']) for c in many['candidates'])} evictions")
+    print(f"cluster            {args.nodes} nodes x {args.pods_per_node} pods ({pods} pods), "
+          f"placement {'on' if args.placement else 'off'}")
     print(f"one plan           {one_seconds:.2f} s (read + plan; {one_cpu:.2f} s CPU), "
           f"{one['summary']['total']} evictions")
     print(f"whatif             {many_seconds:.2f} s for {args.candidates} candidates (one read; {many_cpu:.2f} s CPU), "
