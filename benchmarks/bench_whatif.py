@@ -19,6 +19,7 @@ import argparse
 import itertools
 import json
 import os
+import statistics
 import tempfile
 import time
 from typing import Any
@@ -135,6 +136,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="threshold variants of one policy, or the cluster's policy and 19 other plugin mixes")
     parser.add_argument("--placement", action="store_true",
                         help="plan the replacements' placement in both the one plan and every candidate")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each side, alternated; medians are printed")
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the whatif call to FILE")
     return parser.parse_args(argv)
 
@@ -149,6 +151,12 @@ def profiled(path: str | None, call: Any) -> Any:
         return profiler.runcall(call)
     finally:
         profiler.dump_stats(path)
+
+
+def timed(call: Any) -> tuple[Any, float, float]:
+    started, cpu = time.perf_counter(), time.process_time()
+    result = call()
+    return result, time.perf_counter() - started, time.process_time() - cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,24 +177,28 @@ def main(argv: list[str] | None = None) -> int:
         shared = {"snapshot": path, "now": args.now, "samples": 1, "field_validation": "Strict",
                   "placement": args.placement}
         listed = SETS[args.candidate_set](args.candidates)
-        started, cpu = time.perf_counter(), time.process_time()
-        one = run_plan({**shared, "kubedescheduler": listed[0]["kubedescheduler"]})
-        one_seconds, one_cpu = time.perf_counter() - started, time.process_time() - cpu
-        started, cpu = time.perf_counter(), time.process_time()
-        many = profiled(args.profile, lambda: run_whatif({**shared, "candidates": listed}))
-        many_seconds, many_cpu = time.perf_counter() - started, time.process_time() - cpu
-    ratio = many_seconds / one_seconds
+        runs = []
+        for _round in range(args.repeat):  # alternated, so a drift of the machine's speed hits both sides alike
+            one, one_seconds, one_cpu = timed(
+                lambda: run_plan({**shared, "kubedescheduler": listed[0]["kubedescheduler"]}))
+            many, many_seconds, many_cpu = timed(
+                lambda: profiled(args.profile, lambda: run_whatif({**shared, "candidates": listed})))
+            runs.append((one_seconds, one_cpu, many_seconds, many_cpu))
+    one_seconds, one_cpu, many_seconds, many_cpu = (statistics.median(column) for column in zip(*runs, strict=True))
+    ratio = statistics.median(run[2] / run[0] for run in runs)
+    cpu_ratio = statistics.median(run[3] / run[1] for run in runs)
     per_candidate = (many_seconds - one_seconds) / max(args.candidates - 1, 1)
     print(f"candidates         {args.candidate_set}: "
           f"{', '.join(str(c['evictions']) for c in many['candidates'])} evictions")
     print(f"cluster            {args.nodes} nodes x {args.pods_per_node} pods ({pods} pods), "
-          f"placement {'on' if args.placement else 'off'}")
+          f"placement {'on' if args.placement else 'off'}; medians of {args.repeat} alternated runs")
     print(f"one plan           {one_seconds:.2f} s (read + plan; {one_cpu:.2f} s CPU), "
           f"{one['summary']['total']} evictions")
     print(f"whatif             {many_seconds:.2f} s for {args.candidates} candidates (one read; {many_cpu:.2f} s CPU), "
           f"{per_candidate:.2f} s per extra candidate; best {many['best']}")
     # on a loaded machine the wall-clock ratio swings with the load; the CPU-time ratio much less
-    print(f"ratio              {ratio:.1f}x one plan ({many_cpu / one_cpu:.1f}x in CPU time)")
+    print(f"ratio              {ratio:.1f}x one plan ({cpu_ratio:.1f}x in CPU time); per run "
+          + ", ".join(f"{run[2] / run[0]:.1f} ({run[3] / run[1]:.1f})" for run in runs))
     nodes, pods_per_node, count, limit = TARGET
     if (args.nodes, args.pods_per_node, args.candidates) == (nodes, pods_per_node, count):
         verdict = "holds" if ratio <= limit else "MISSED"

@@ -99,6 +99,39 @@ CANDIDATES = [
 ]
 
 
+def profile(name: str, *plugins: tuple[str, str, dict], evictor: dict | None = None) -> dict:
+    return policy(*plugins, evictor=evictor)["profiles"][0] | {"name": name}
+
+
+AFFINITY = ("RemovePodsViolatingNodeAffinity", "deschedule",
+            {"nodeAffinityType": ["requiredDuringSchedulingIgnoredDuringExecution"]})
+TAINTS = ("RemovePodsViolatingNodeTaints", "deschedule", {})
+ANTI_AFFINITY = ("RemovePodsViolatingInterPodAntiAffinity", "deschedule", {})
+RESTARTS = ("RemovePodsHavingTooManyRestarts", "deschedule", {"podRestartThreshold": 100})
+FAILED = ("RemoveFailedPods", "deschedule", {})
+# Different plugin mixes over one or two profiles (the whatif benchmark's heterogeneous set in small): plugins shared
+# between candidates in another position, under another profile name or after other plugins
+HETEROGENEOUS = [
+    {"name": "cluster", "kubedescheduler": OPENSHIFT},
+    {"name": "lifecycle", "policy": policy(LIFETIME, RESTARTS, FAILED)},
+    {"name": "affinity", "policy": policy(AFFINITY, TAINTS, ANTI_AFFINITY)},
+    {"name": "balance", "policy": policy(DUPLICATES, SPREAD, low(20, 50))},
+    {"name": "two-profiles", "policy": {**policy(), "profiles": [profile("lifecycle", LIFETIME),
+                                                                 profile("balance", low(20, 50))]}},
+    {"name": "two-profiles-renamed", "policy": {**policy(), "profiles": [profile("first", LIFETIME),
+                                                                         profile("second", low(20, 50))]}},
+    {"name": "all", "policy": policy(AFFINITY, TAINTS, ANTI_AFFINITY, LIFETIME, RESTARTS, DUPLICATES, SPREAD,
+                                     low(25, 55))},
+    {"name": "all-nodefit", "policy": policy(AFFINITY, TAINTS, ANTI_AFFINITY, LIFETIME, RESTARTS, DUPLICATES, SPREAD,
+                                             low(25, 55), evictor={"nodeFit": True})},
+    {"name": "limited", "policy": policy(LIFETIME, FAILED, DUPLICATES, maxNoOfPodsToEvictPerNode=3)},
+    {"name": "compact", "policy": policy(LIFETIME, HIGH)},
+    {"name": "restarts-taints", "policy": {**policy(), "profiles": [profile("restarts", RESTARTS),
+                                                                    profile("taints", TAINTS, ANTI_AFFINITY)]}},
+    {"name": "duplicates", "policy": policy(DUPLICATES)},
+]
+
+
 def recorded_metrics(objects: list[dict]) -> list[dict]:
     """NodeMetrics and PodMetrics for the generated cluster: each pod uses some of what it requests."""
     metrics = []
@@ -124,11 +157,14 @@ def snapshot_file(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("samples, placement", [(1, False), (3, True)])
-def test_each_candidate_plan_is_the_plan_of_a_separate_run(snapshot_file: str, samples: int,
+@pytest.mark.parametrize("listed, samples, placement", [(CANDIDATES, 1, False), (CANDIDATES, 3, True),
+                                                        (HETEROGENEOUS, 1, False), (HETEROGENEOUS, 3, True)],
+                         ids=["thresholds", "thresholds-sampled-placed", "heterogeneous",
+                              "heterogeneous-sampled-placed"])
+def test_each_candidate_plan_is_the_plan_of_a_separate_run(snapshot_file: str, listed: list[dict], samples: int,
                                                            placement: bool) -> None:
     params = {"snapshot": snapshot_file, "now": NOW, "samples": samples, "seed": 4, "placement": placement}
-    candidates = read_candidates(CANDIDATES)
+    candidates = read_candidates(listed)
     request = placement_request(params)
     snapshot, _warnings, _source, _identity, api_client = read_input(params, request)
     shared_plans = plan_candidates(snapshot, candidates, NOW, params, request, api_client)
