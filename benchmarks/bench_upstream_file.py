@@ -8,7 +8,7 @@ It writes the generator's OpenShift-flavoured cluster as a JSON snapshot, render
 would from bench_engine.py's KubeDescheduler spec for its namespaces, builds tests/upstream/snapshotcycle (upstream
 v0.36.0 in dry-run mode on the file's objects held in client-go's fake clientset, no API server: see its main.go),
 then measures in turns, each in its own process:
-  ours             python -m ...plugins.modules.plan {snapshot, policy, now}    (returns the eviction list)
+  ours             python -m ...plugins.modules.plan {snapshot, policy, now}    (return_evictions: all, the list)
   ours, summary    the same with return_evictions: false                          (counts, no list)
   ours, reports    return_evictions: false and report_dir                          (the list in plan.json/md/html)
   upstream         snapshotcycle SNAPSHOT POLICY: dry-run cycles until two in a row evict the same pods
@@ -158,7 +158,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         binary = build_snapshotcycle(workdir)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         base = {"snapshot": str(snapshot), "policy": policy, "now": now}
-        variants = {"ours": base, "ours, summary": {**base, "return_evictions": False},
+        variants = {"ours": {**base, "return_evictions": "all"}, "ours, summary": {**base, "return_evictions": False},
                     "ours, reports": {**base, "return_evictions": False, "report_dir": str(workdir / "report")}}
         measures: list[dict[str, Any]] = []
         print("| run | wall s | CPU s | peak RSS MiB | evictions |\n|---|---:|---:|---:|---:|", flush=True)

@@ -201,13 +201,19 @@ options:
     type: str
   return_evictions:
     description:
-      - Whether the result holds the eviction list (RV(evictions)).
-      - C(false) leaves it out, which a large cluster's plan needs - 50,000 evictions are about 20 MB of result that
-        Ansible copies and scrubs, then keeps in the controller's memory for each registered host. Every other
-        return value, such as RV(summary), is still returned, and the written C(plan.json) (O(report_dir)) holds
-        the evictions.
-    type: bool
-    default: true
+      - How many evictions the result's eviction list (RV(evictions)) holds - the first ones, in order.
+      - A number - at most that many; by default 1,000. Beyond the bound, RV(evictions_left_out) says how many were
+        left out and RV(evictions_file) names the written C(plan.json) (O(report_dir)) that holds them all; without
+        O(report_dir) the task warns that no file holds the whole list.
+      - C(all) (or C(true)) - the whole list. A large cluster's list is large - 50,000 evictions are about 20 MB of
+        result that Ansible copies and scrubs, then keeps in the controller's memory for each registered host; read
+        C(plan.json) instead where you can.
+      - C(none) (or C(false)) - no list; every other return value, such as RV(summary), is still returned.
+      - A result short of some evictions carries the seal without its per-eviction digests, so
+        M(descheduler.fleet.evict) refuses it as a plan; give evict the written C(plan.json), or ask for C(all).
+      - Before 0.2.0 the default was the whole list.
+    type: raw
+    default: 1000
   verify:
     description:
       - C(server) asks the API server, for each planned eviction, whether it would be allowed now - a server-side
@@ -313,6 +319,31 @@ EXAMPLES = r"""
     report_dir: /tmp/plans/prod
     return_evictions: false
   register: large_plan
+
+- name: At most 20 evictions in the result, all of them in plan.json
+  descheduler.fleet.plan:
+    snapshot: snapshots/prod.yaml
+    kubedescheduler:
+      mode: Predictive
+      deschedulingIntervalSeconds: 3600
+      profiles: [LifecycleAndUtilization]
+    report_dir: /tmp/plans/prod-preview
+    return_evictions: 20
+  register: preview
+
+- name: Say how many the result leaves out and where they are
+  ansible.builtin.debug:
+    msg: "{{ preview.evictions | length }} shown, {{ preview.evictions_left_out }} more in {{ preview.evictions_file }}"
+
+- name: Every eviction in the result, however many (for tasks that read them all from the registered result)
+  descheduler.fleet.plan:
+    snapshot: snapshots/prod.yaml
+    kubedescheduler:
+      mode: Predictive
+      deschedulingIntervalSeconds: 3600
+      profiles: [LifecycleAndUtilization]
+    return_evictions: all
+  register: whole_plan
 """
 
 RETURN = r"""
@@ -328,7 +359,9 @@ evictions:
       C(not_replaced)), C(reason) (for an unplaced pod the scheduler's own message, such as
       C(0/5 nodes are available - 5 Insufficient cpu.)) and, when no node
       fits, C(rejected_by) (nodes rejected per filter plugin).
-  returned: unless O(return_evictions=false)
+    - At most O(return_evictions) of them (1,000 by default), the first in order; RV(evictions_left_out) counts
+      the rest.
+  returned: unless O(return_evictions=none)
   type: list
   elements: dict
   sample:
@@ -414,6 +447,19 @@ plan_warnings:
   returned: always
   type: list
   elements: str
+evictions_left_out:
+  description:
+    - How many planned evictions RV(evictions) leaves out (O(return_evictions)); 0 when it holds them all.
+    - RV(summary) counts every eviction, whatever the result holds.
+  returned: always
+  type: int
+  sample: 81207
+evictions_file:
+  description:
+    - The written C(plan.json), which holds every eviction (with O(report_dir)); null when none was written.
+  returned: always
+  type: str
+  sample: /tmp/plans/prod/plan.json
 now:
   description: The time treated as now.
   returned: always
@@ -424,7 +470,8 @@ seal:
       owner, order, plugin, profile and reason (C(entries), one short digest each, in order), C(now), the
       C(cluster_uid), the C(policy_sha256) and the number of C(evictions) - and the C(digest) over them all.
       C(descheduler.fleet.evict) checks it first and refuses a plan that differs, naming the first difference.
-    - Without the evictions (O(return_evictions=false)) it has no C(entries); the written C(plan.json) has them.
+    - When RV(evictions) leaves some evictions out (O(return_evictions)) it has no C(entries); the written
+      C(plan.json) has them.
   returned: always
   type: dict
   sample: {version: 1, algorithm: sha256, now: "2026-11-22T10:00:00Z",
@@ -508,7 +555,7 @@ ARGUMENT_SPEC = argument_spec(
     verify=dict(type="str", choices=["none", "server"], default="none"),
     fail_on=dict(type="list", elements="str", choices=list(FAIL_ON_CHOICES), default=[]),
     previous_plan=dict(type="path"),
-    return_evictions=dict(type="bool", default=True),
+    return_evictions=dict(type="raw", default=1000),
 )
 
 

@@ -36,6 +36,8 @@ options:
         same cluster. With O(descheduler.fleet.plan#module:samples) > 1 (40 or more advised - from 35 an eviction
         every cycle makes is certain), the possible evictions and the range of evictions per cycle come from the
         sampled cycles.
+      - Every planned eviction is compared, so register the plan with
+        O(descheduler.fleet.plan#module:return_evictions=all); a result that leaves evictions out is refused.
     type: dict
     required: true
   log:
@@ -73,6 +75,7 @@ EXAMPLES = r"""
     context: prod
     kubedescheduler: "{{ current.kubedescheduler.spec }}"
     samples: 40
+    return_evictions: all
   register: plan
 
 - name: Refuse to go on unless the log agrees with the plan
@@ -143,6 +146,11 @@ def main() -> None:
     params = module.params
     if params["cycles"] is not None and params["cycles"] < 1:
         module.fail_json(msg=f"cycles: {params['cycles']} is not a number of cycles; give 1 or more, or leave it unset")
+    left_out = params["plan"].get("evictions_left_out") or 0
+    if left_out:
+        module.fail_json(msg=f"plan: the registered plan's result leaves {left_out} of its evictions out "
+                             "(return_evictions), so the log cannot be compared with all of them; register the plan "
+                             "with return_evictions: all", field="plan.evictions_left_out", value=left_out)
     verdict = compare_predictive_log(params["plan"], params["log"], cycles=params["cycles"],
                                      max_unexpected=params["max_unexpected"],
                                      count_tolerance=params["count_tolerance"])

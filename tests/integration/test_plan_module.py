@@ -222,6 +222,34 @@ def test_report_dir_gets_json_markdown_and_html(tmp_path: Path) -> None:
     assert lean_written["evictions"] == results["plan"]["evictions"]
 
 
+def test_a_large_plan_returns_the_first_1000_evictions_and_says_where_the_rest_are(tmp_path: Path) -> None:
+    snapshot = tmp_path / "cluster.json"
+    snapshot.write_text(json.dumps(build_cluster(100, 30, seed=2, now=NOW)))  # 1,222 evictions
+    plan = {"snapshot": str(snapshot), "kubedescheduler": KUBEDESCHEDULER, "now": NOW}
+    tasks = [{"descheduler.fleet.plan": {**plan, "report_dir": str(tmp_path / "out")}, "register": "bounded"},
+             {"descheduler.fleet.plan": {**plan, "return_evictions": "all"}, "register": "whole"},
+             {"descheduler.fleet.plan": {**plan, "return_evictions": "none"}, "register": "counts"},
+             {"descheduler.fleet.plan": {**plan, "return_evictions": "lots"}, "register": "wrong",
+              "ignore_errors": True}]
+    process, results = run_tasks(tmp_path, tasks)
+    assert_succeeded(process)
+    bounded, whole = results["bounded"], results["whole"]
+    total = bounded["summary"]["total"]
+    assert total > 1000 and len(whole["evictions"]) == total and whole["evictions_left_out"] == 0
+    assert bounded["evictions"] == whole["evictions"][:1000]
+    assert bounded["evictions_left_out"] == total - 1000
+    written = json.loads(Path(bounded["evictions_file"]).read_text())
+    assert bounded["evictions_file"] == bounded["report_files"]["json"] and written["evictions"] == whole["evictions"]
+    # the result's seal no longer lists every entry: evict refuses it as a plan; the file's seal is whole
+    assert "entries" not in bounded["seal"] and len(written["seal"]["entries"]) == total
+    assert whole["seal"] == written["seal"]
+    assert "evictions" not in results["counts"] and results["counts"]["evictions_left_out"] == total
+    assert results["counts"]["evictions_file"] is None and results["counts"]["summary"] == bounded["summary"]
+    wrong = results["wrong"]
+    assert wrong["failed"] and wrong["field"] == "return_evictions" and wrong["value"] == "lots"
+    assert "give all (the whole list), none (counts only) or how many" in wrong["msg"]
+
+
 def test_misspelt_kubedescheduler_fields_are_refused_unless_passed_on(kube: Any, tmp_path: Path) -> None:
     kube.load([node("worker-1"), node("worker-2")])
     misspelt = {**KUBEDESCHEDULER, "profileCustomisations": {"podLifetime": "1h"}, "modee": "Automatic"}

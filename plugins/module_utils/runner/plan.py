@@ -73,6 +73,11 @@ DEFAULT_POLICY_CONFIGMAP = {"namespace": "kube-system", "name": "descheduler", "
 class PlanRequestError(FleetError):
     """A bad combination of module options (names the options and the fix)."""
 
+    def __init__(self, message: str, field: Optional[str] = None, value: Any = None) -> None:
+        super().__init__(message)
+        if field is not None:  # returned beside msg (errors.FleetError.user_details)
+            self.field, self.value = field, value
+
 
 def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> dict:
     """The plan module's work. ``process_exits_after``: the caller is a module process, which exits once the result
@@ -82,6 +87,7 @@ def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> di
         raise PlanRequestError("policy and kubedescheduler are mutually exclusive: give one policy source")
     placement = placement_request(params)
     # bad input fails before any read
+    bound = returned_evictions_bound(params.get("return_evictions"))
     spec_warnings = kubedescheduler_field_warnings(params.get("kubedescheduler"), params.get("field_validation"))
     snapshot, warnings, source, identity, api_client = read_input(params, placement)
     warnings.extend(spec_warnings)
@@ -114,10 +120,54 @@ def run_plan(params: Mapping[str, Any], process_exits_after: bool = False) -> di
         if params.get("report_dir"):
             plan["report_files"] = write_plan_report(plan, params["report_dir"], cluster=params.get("cluster_name"),
                                                      template_dir=params.get("report_template_dir"))
-    if params.get("return_evictions") is False:  # the plan module's option; the reports above still have them
-        del plan["evictions"]
-        plan["seal"] = compact_seal(plan["seal"])  # its per-eviction digests grow with the evictions too
+    bound_returned_evictions(plan, bound)
     return plan
+
+
+# How many evictions the plan module's result holds unless return_evictions says otherwise: a result is copied,
+# scrubbed and encoded by Ansible value by value (82,207 evictions: about 2.7 s), and no playbook needs a large
+# cluster's whole list in a registered variable when plan.json holds it.
+DEFAULT_RETURNED_EVICTIONS = 1000
+_ALL = ("all", "true", "yes", "on")
+_NONE = ("none", "false", "no", "off")
+
+
+def returned_evictions_bound(value: Any) -> Optional[int]:
+    """return_evictions as the most evictions the result holds: None for all, 0 for none (unset: the default)."""
+    if value is None:
+        return DEFAULT_RETURNED_EVICTIONS
+    if isinstance(value, bool):
+        return None if value else 0
+    if isinstance(value, str) and value.strip().lower() in _ALL + _NONE:
+        return None if value.strip().lower() in _ALL else 0
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, int) and value >= 0:
+        return value
+    raise PlanRequestError(f"return_evictions: {value!r} is not all, none or a number of evictions; give all (the "
+                           f"whole list), none (counts only) or how many to return at most (default "
+                           f"{DEFAULT_RETURNED_EVICTIONS})", field="return_evictions", value=value)
+
+
+def bound_returned_evictions(plan: dict, bound: Optional[int]) -> None:
+    """Keep at most ``bound`` evictions in the result (the reports already hold them all) and say how many were
+    left out and which file has the whole list. A result short of some evictions carries the compact seal: its
+    per-eviction digests grow with the evictions too, and evict refuses a list the seal does not match."""
+    evictions = plan["evictions"]
+    kept = len(evictions) if bound is None else min(bound, len(evictions))
+    plan["evictions_left_out"] = len(evictions) - kept
+    plan["evictions_file"] = (plan.get("report_files") or {}).get("json")
+    if kept == len(evictions):
+        return
+    plan["seal"] = compact_seal(plan["seal"])
+    if bound == 0:  # return_evictions: none
+        del plan["evictions"]
+        return
+    plan["evictions"] = evictions[:kept]
+    if plan["evictions_file"] is None:
+        plan["warnings"].append(
+            f"return_evictions: the result holds the first {kept} of {len(evictions)} evictions and no plan.json "
+            "was written; set report_dir for the whole list in a file, or return_evictions: all")
 
 
 # What fail_on can name: a cycle the descheduler skips, a plugin that reported an error, any warning of the plan.
