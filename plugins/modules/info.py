@@ -131,10 +131,14 @@ evictions:
   description:
     - Parsed from the newest running operand pod's log. C(evictions) (unique on pod, strategy, profile and node,
       each with C(pod), C(namespace), C(name), C(strategy), C(profile) (null before 4.17), C(node), C(reason),
-      C(dry_run), C(first_seen), C(last_seen), C(times_reported), C(cycles_seen)), C(counts) (C(total), C(pods),
+      C(dry_run), C(first_seen), C(last_seen), C(times_reported), C(cycles_seen), C(cycle_indices) (the cycles
+      that logged it, by index; the cycle in progress has the next one)), C(counts) (C(total), C(pods),
       C(by_strategy), C(by_profile), C(by_namespace), C(by_node), C(dry_run), C(real)), C(cycles) (per cycle
       C(total_evicted) and C(eviction_requests) from C("Number of evictions/requests")), C(limit_errors) and
-      C(limit_errors_by_kind) (total, node, namespace), C(eviction_errors), C(skipped_cycles).
+      C(limit_errors_by_kind) (total, node, namespace), C(eviction_errors), C(skipped_cycles),
+      C(container_started) (when the container whose log was read started, RFC 3339; its log begins there) and
+      C(container_restarts) (its restart count). M(descheduler.fleet.predictive_gate) takes this value as its
+      O(descheduler.fleet.predictive_gate#module:log).
   returned: always (null when no operand pod log was read)
   type: dict
 log_source:

@@ -14,6 +14,12 @@ description:
     possible (planned, or seen in one of its sampled cycles with O(descheduler.fleet.plan#module:samples) > 1) and
     each compared cycle's total must lie in the plan's range of evictions per cycle - and returns the verdict with
     the differences, pod by pod.
+  - The first O(skip_initial_cycles) cycles after the operand's container started are not judged, nor the
+    evictions logged only in them. In C(Predictive) mode the descheduler copies its view of the cluster into a
+    sandbox and starts its first cycle before every object has reached it; on a large cluster that cycle runs on part
+    of the pods and logs far fewer evictions than the next ones. The start time comes with the log
+    (M(descheduler.fleet.info) returns the container's C(container_started)); without it, cycles are counted from the
+    log's first. A restart of the operand starts the count again.
   - The C(tune) role runs it before it switches a cluster from C(Predictive) to C(Automatic); use it in your own
     gates the same way.
   - Runs on the controller and reads nothing from a cluster (give it the results of M(descheduler.fleet.plan) and
@@ -46,8 +52,18 @@ options:
     type: dict
     required: true
   cycles:
-    description: Compare the totals of the last this many completed cycles (all of them when unset).
+    description:
+      - Compare the totals of the last this many completed cycles (all of them when unset), of those not left out by
+        O(skip_initial_cycles).
     type: int
+  skip_initial_cycles:
+    description:
+      - Leave out this many cycles after the operand's container started, and the evictions logged only in them.
+      - The cycles are counted among those the log shows; when the log was cut at its head (the info module's
+        C(log_lines)) a cycle may be left out that was not among the first, never judged one that was.
+      - V(0) judges every cycle (a cluster small enough for the operand to copy it before its first cycle).
+    type: int
+    default: 1
   max_unexpected:
     description: How many logged evictions the plan does not find possible are tolerated.
     type: int
@@ -102,10 +118,29 @@ unexpected:
   type: list
   elements: dict
 cycles:
-  description: The compared cycles - C(index), C(time), C(logged) (its total) and C(within) (the plan's range).
+  description:
+    - Every completed cycle of the log - C(index), C(time) (the klog stamp of its end), C(logged) (its total),
+      C(used) (whether it was compared), C(within) (whether its total lies in the plan's range; null when not
+      compared) and C(why) (why it was compared or left out - among the first O(skip_initial_cycles) after the
+      operand started, closed before its container started, or older than the last O(cycles)).
   returned: always
   type: list
   elements: dict
+  sample:
+    - index: 1
+      time: "1202 09:00:41.201000"
+      logged: 1842
+      used: false
+      within: null
+      why: >-
+        left out: the 1st cycle since the operand's container started (2026-12-02T09:00:12Z) (skip_initial_cycles 1);
+        the descheduler may have started it before its dry-run copy of the cluster was complete
+    - index: 2
+      time: "1202 10:00:44.113000"
+      logged: 5728
+      used: true
+      within: true
+      why: "compared: the 2nd cycle since the operand's container started (2026-12-02T09:00:12Z)"
 plan_range:
   description: The plan's evictions per cycle, C(min) and C(max).
   returned: always
@@ -119,7 +154,11 @@ certain_not_logged:
   type: list
   elements: str
 logged_evictions:
-  description: Distinct evictions in the log.
+  description: Distinct evictions in the log that were judged (logged in a cycle not left out as initial).
+  returned: always
+  type: int
+left_out_evictions:
+  description: Distinct evictions logged only in the cycles left out as initial, not judged.
   returned: always
   type: int
 possible_evictions:
@@ -137,6 +176,7 @@ ARGUMENT_SPEC = dict(
     cycles=dict(type="int"),
     max_unexpected=dict(type="int", default=0),
     count_tolerance=dict(type="int", default=0),
+    skip_initial_cycles=dict(type="int", default=1),
     fail_on_disagreement=dict(type="bool", default=False),
 )
 
@@ -151,9 +191,13 @@ def main() -> None:
         module.fail_json(msg=f"plan: the registered plan's result leaves {left_out} of its evictions out "
                              "(return_evictions), so the log cannot be compared with all of them; register the plan "
                              "with return_evictions: all", field="plan.evictions_left_out", value=left_out)
+    if params["skip_initial_cycles"] < 0:
+        module.fail_json(msg=f"skip_initial_cycles: {params['skip_initial_cycles']} is not a number of cycles; give 0 "
+                             "(judge every cycle) or more")
     verdict = compare_predictive_log(params["plan"], params["log"], cycles=params["cycles"],
                                      max_unexpected=params["max_unexpected"],
-                                     count_tolerance=params["count_tolerance"])
+                                     count_tolerance=params["count_tolerance"],
+                                     skip_initial_cycles=params["skip_initial_cycles"])
     if not verdict["agrees"] and params["fail_on_disagreement"]:
         module.fail_json(msg="the Predictive log and the plan disagree: " + "; ".join(verdict["reasons"]), **verdict)
     module.exit_json(changed=False, **verdict)

@@ -154,6 +154,8 @@ class _Eviction:
             "profile": self.profile, "node": self.node, "reason": self.reason, "dry_run": self.dry_run,
             "first_seen": self.first_seen, "last_seen": self.last_seen, "times_reported": self.times_reported,
             "cycles_seen": len(self.cycles),
+            # the cycles that logged it, by index (the cycle in progress has the next index)
+            "cycle_indices": sorted(self.cycles),
         }
 
 

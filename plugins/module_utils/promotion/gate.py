@@ -4,42 +4,49 @@ In Predictive mode the descheduler logs every eviction it would perform ("Evicte
 each cycle with its total. Before real evictions are switched on, each logged eviction must be one the plan finds
 possible (planned, or seen in one of its sampled cycles), and each compared cycle's total must lie in the plan's
 range of evictions per cycle. Pure: the plan (M(descheduler.fleet.plan), ideally with samples) and the parsed log
-(M(descheduler.fleet.info)'s ``evictions``) in, the verdict out.
+(M(descheduler.fleet.info)'s ``evictions``) in, the verdict out. The first ``skip_initial_cycles`` cycles after the
+operand's container started, and the evictions logged only in them, are not judged (cycles.py says why).
 
 The rollout's ``expected_evictions`` gate asks the same question of a soak in progress (``require_cycle=False``:
 no completed cycle yet is no breach; ``check_minimum=False``: a later Automatic cycle finds fewer pods to evict
-because the first one evicted them, so only totals above the plan's range count).
+because the first one evicted them, so only totals above the plan's range count; ``skip_initial_cycles=0``: an
+Automatic operand runs on its synced informers, with no sandbox to fill).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.promotion.cycles import (
+    CycleChoice,
+    choose_cycles,
+    judged_evictions,
+)
+
 
 def compare_predictive_log(plan: Mapping[str, Any], log: Mapping[str, Any], *, cycles: Optional[int] = None,
                            max_unexpected: int = 0, count_tolerance: int = 0, require_cycle: bool = True,
-                           check_minimum: bool = True) -> dict[str, Any]:
+                           check_minimum: bool = True, skip_initial_cycles: int = 1) -> dict[str, Any]:
     possible = _possible(plan)
-    logged = [entry for entry in log.get("evictions") or [] if isinstance(entry, Mapping)]
+    choice = choose_cycles(log, skip_initial=skip_initial_cycles, last=cycles)
+    logged, left_out = judged_evictions(log, choice)
     unexpected = [{"pod": _pod(entry), "strategy": entry.get("strategy"), "node": entry.get("node"),
                    "times_reported": entry.get("times_reported")}
                   for entry in logged if _key(entry) not in possible]
     low, high = _plan_range(plan)
-    completed = [cycle for cycle in log.get("cycles") or [] if isinstance(cycle, Mapping)]
-    compared = completed[-cycles:] if cycles else completed
     floor = low - count_tolerance if check_minimum else 0
-    checked = [{"index": cycle.get("index"), "time": cycle.get("time"), "logged": _logged_total(cycle),
-                "within": floor <= _logged_total(cycle) <= high + count_tolerance}
-               for cycle in compared]
-    reasons = _reasons(unexpected, max_unexpected, checked, low, high, count_tolerance, require_cycle)
+    for cycle in choice.judged:
+        cycle["within"] = floor <= cycle["logged"] <= high + count_tolerance
+    reasons = _reasons(unexpected, max_unexpected, choice, low, high, count_tolerance, require_cycle)
     logged_pods = {_key(entry) for entry in logged}
     return {
         "agrees": not reasons,
         "reasons": reasons,
         "unexpected": unexpected,
-        "cycles": checked,
+        "cycles": choice.cycles,
         "plan_range": {"min": low, "max": high},
         "logged_evictions": len(logged),
+        "left_out_evictions": left_out,
         "possible_evictions": len(possible),
         "certain_not_logged": sorted(f"{e['namespace']}/{e['name']}" for e in plan.get("evictions") or []
                                      if e.get("certain", True) and (e["namespace"], e["name"]) not in logged_pods),
@@ -69,15 +76,15 @@ def _plan_range(plan: Mapping[str, Any]) -> tuple[int, int]:
     return int(spread.get("min", total)), int(spread.get("max", total))
 
 
-def _logged_total(cycle: Mapping[str, Any]) -> int:
-    total = cycle.get("total_evicted")
-    return int(total if total is not None else cycle.get("unique_evictions") or 0)
-
-
-def _reasons(unexpected: list[dict], max_unexpected: int, checked: list[dict], low: int, high: int,
+def _reasons(unexpected: list[dict], max_unexpected: int, choice: CycleChoice, low: int, high: int,
              tolerance: int, require_cycle: bool) -> list[str]:
     reasons = []
-    if not checked and require_cycle:
+    checked = choice.judged
+    if not checked and require_cycle and choice.early_count:
+        reasons.append(f"the log holds no completed Predictive cycle to compare after the {choice.early_count} left "
+                       "out as the first after the operand started (the descheduler may start them before its dry-run "
+                       "copy of the cluster is complete); wait for its next cycle")
+    elif not checked and require_cycle:
         reasons.append("the log holds no completed Predictive cycle to compare (the operand has not run a cycle in "
                        "Predictive mode yet, or its log was not read)")
     if len(unexpected) > max_unexpected:

@@ -117,5 +117,5 @@ def unexpected_eviction_breaches(plan: Mapping[str, Any], log_lines: list[str],
     """A sentence per reason the logged evictions fall outside the plan's (none while they agree)."""
     verdict = compare_predictive_log(plan, parse_descheduler_log(log_lines), max_unexpected=gate.max_unexpected,
                                      count_tolerance=gate.count_tolerance, require_cycle=False,
-                                     check_minimum=False)
+                                     check_minimum=False, skip_initial_cycles=0)
     return [f"evictions outside the plan: {reason}" for reason in verdict["reasons"]]

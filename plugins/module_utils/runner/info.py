@@ -221,7 +221,17 @@ def _evictions(reader: _Reader, namespace: str, pods: list[dict], container: Opt
     if text is None:
         return None, None
     source = {"pod": f"{namespace}/{pod['metadata']['name']}", "container": container, "tail_lines": query[0][1]}
-    return parse_descheduler_log(text), source
+    return {**parse_descheduler_log(text), **_container_start(pod, container)}, source
+
+
+def _container_start(pod: dict, container: Optional[str]) -> dict[str, Any]:
+    """When the container whose log was read started, and its restarts: the log is that start's only, and the
+    Predictive gate leaves out the cycles the operand ran before its view of the cluster was complete."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    chosen = [s for s in statuses if s.get("name") == container] or statuses[:1]
+    status = chosen[0] if chosen else {}
+    running = (status.get("state") or {}).get("running") or {}
+    return {"container_started": running.get("startedAt"), "container_restarts": status.get("restartCount")}
 
 
 def _policy(reader: _Reader, path: str, key: str) -> Optional[dict]:

@@ -41,7 +41,7 @@ def test_the_brief_example_line_is_one_predictive_eviction() -> None:
         "pod": "ns1/web-5d9c7", "namespace": "ns1", "name": "web-5d9c7", "strategy": "PodLifeTime",
         "profile": "LifecycleAndUtilization", "node": "worker-1", "reason": "", "dry_run": True,
         "first_seen": "0627 16:15:45.123456", "last_seen": "0627 16:15:45.123456", "times_reported": 1,
-        "cycles_seen": 1,
+        "cycles_seen": 1, "cycle_indices": [1],
     }]
     assert parsed["cycle_in_progress"] is True
     assert parsed["cycles_completed"] == 0
@@ -51,7 +51,8 @@ def test_evictions_repeated_every_cycle_are_counted_once() -> None:
     parsed = parse_descheduler_log(CYCLE_1 + CYCLE_2)
     assert [e["pod"] for e in parsed["evictions"]] == ["ns1/web-5d9c7", "shop/api-6c4d-9kq2w",
                                                        "shop/cart-7f8b9-x2x4q"]
-    assert all(e["times_reported"] == 2 and e["cycles_seen"] == 2 for e in parsed["evictions"])
+    assert all(e["times_reported"] == 2 and e["cycles_seen"] == 2 and e["cycle_indices"] == [1, 2]
+               for e in parsed["evictions"])
     web = parsed["evictions"][0]
     assert (web["first_seen"], web["last_seen"]) == ("0627 16:15:45.123456", "0627 17:15:45.123456")
     assert parsed["counts"] == {
