@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 from real_cluster import wait_namespaces_gone
-from standins.descheduler_operator import OPERATOR_NAMESPACE, DeschedulerOperator
+from standins.descheduler_operator import OPERAND, OPERATOR_NAMESPACE, DeschedulerOperator
 from standins.kubedescheduler_types import API_VERSION, KUBEDESCHEDULER_CRD, ROUTE_CRD, SCHEDULER_CRD
-from standins.rest import Rest, install_crds, path, remove_crds
+from standins.rest import Rest, install_crds, path, remove_crds, wait_until
 
 KD_API = API_VERSION
 BASE_SPEC = {"managementState": "Managed", "mode": "Predictive", "deschedulingIntervalSeconds": 3600,
@@ -137,3 +138,37 @@ def serve_openshift_config(kube: Any, *, scheduler_profile: str | None = None, r
                                  "spec": {"host": PROMETHEUS_HOST}})
             rest.change(routes + "/prometheus-k8s/status",
                         lambda r: r.update(status={"ingress": [{"host": PROMETHEUS_HOST}]}))
+
+
+def operand_started(kube: Any) -> datetime:
+    """When the running operand pod's container started (`startedAt`, as the kubelet stand-in reports it); waits for
+    the operator to have rolled the operand out."""
+    def started() -> str | None:
+        with kube.api_client() as client:
+            pods = Rest(client).list(path("v1", "pods", OPERATOR_NAMESPACE), label_selector=f"app={OPERAND}")
+        running = [status["state"]["running"]["startedAt"] for pod in pods
+                   for status in (pod.get("status") or {}).get("containerStatuses") or []
+                   if (status.get("state") or {}).get("running")]
+        return max(running) if running else None
+
+    stamp = wait_until(started, what="the operand pod to run")
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def predictive_log(cycles: list[list[dict[str, Any]]], started: datetime, interval: int = 3600) -> str:
+    """The operand's log in Predictive mode after its container started at `started`: each cycle (a list of plan
+    evictions, with `namespace`, `name`, `plugin`, `node` and `profile`) logs each eviction in dry-run mode, then
+    its total; the first cycle runs a few seconds after the start, the next ones `interval` seconds apart (the test
+    reads the log before those stamps come: nothing compares them with the clock)."""
+    lines = []
+    for number, evictions in enumerate(cycles):
+        begun = started + timedelta(seconds=2 + number * interval)
+        for index, eviction in enumerate(evictions):
+            stamp = (begun + timedelta(milliseconds=10 * index)).strftime("%m%d %H:%M:%S.%f")
+            lines.append(f'I{stamp}       1 evictions.go:607] "Evicted pod in dry run mode" '
+                         f'pod="{eviction["namespace"]}/{eviction["name"]}" reason="" strategy="{eviction["plugin"]}" '
+                         f'node="{eviction["node"]}" profile="{eviction["profile"]}"')
+        closed = (begun + timedelta(seconds=1 + len(evictions) / 100)).strftime("%m%d %H:%M:%S.%f")
+        lines.append(f'I{closed}       1 descheduler.go:252] "Number of evictions/requests" '
+                     f'totalEvicted={len(evictions)} evictionRequests=0')
+    return "\n".join(lines) + "\n"

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from evict_helpers import bare_pod, create, namespace_object, node, ready_replicas, replicaset
 from examples_support import Example, all_examples, run_example
-from operator_support import descheduler_operator
+from operator_support import descheduler_operator, operand_started, predictive_log
 from playbook import REPO
 from standins.descheduler_operator import OPERATOR_NAMESPACE
 from standins.kubedescheduler_types import API_VERSION
@@ -104,7 +104,6 @@ NOT_YET = {
     "fleet_report": "needs a multi-host play whose hosts ran the dry_run or whatif role (or an S3 run store)",
     "rollout": "needs several clusters (fleet_clusters) each running the operator or OLM stand-in",
     "run_store": "needs an S3 endpoint (tests/integration/s3server.py) and an AWX job's variables",
-    "predictive_gate": "needs the operand's Predictive log of cycles on the test cluster, which no stand-in writes",
 }
 
 
@@ -153,7 +152,7 @@ def named_pods(kube: Any) -> None:
 
 
 @contextmanager
-def operator_with_kubedescheduler(kube: Any) -> Iterator[None]:
+def operator_with_kubedescheduler(kube: Any) -> Iterator[Any]:
     """The operator (stand-in) running the KubeDescheduler a user wrote before, its operand having logged a
     Predictive cycle (in the real klog format)."""
     with descheduler_operator(kube) as operator, kube.api_client() as client:
@@ -167,7 +166,20 @@ def operator_with_kubedescheduler(kube: Any) -> Iterator[None]:
                 "spec": KD_SPEC,
             },
         )
-        yield
+        yield operator
+
+
+def log_the_seeded_evictions(kube: Any, operator: Any) -> None:
+    """The operand's Predictive log on the seeded cluster since its start: a first cycle on part of the pods (what a
+    large cluster shows, #47), then one evicting every `shop` pod on the tainted worker-1, as AffinityAndTaints's
+    RemovePodsViolatingNodeTaints does."""
+    with kube.api_client() as client:
+        pods = Rest(client).list(path("v1", "pods", "shop"))
+    evictions = [{"namespace": "shop", "name": pod["metadata"]["name"], "plugin": "RemovePodsViolatingNodeTaints",
+                  "node": "worker-1", "profile": "AffinityAndTaints"}
+                 for pod in pods if pod["spec"].get("nodeName") == "worker-1"]
+    assert evictions, "the seeded workload runs on worker-1"
+    operator.set_operand_log(predictive_log([evictions[:1], evictions], operand_started(kube)))
 
 
 @contextmanager
@@ -223,7 +235,9 @@ def precondition(example: Example, kube: Any, root: Path) -> Iterator[dict[str, 
         if example.module == "kubedescheduler":
             stack.enter_context(descheduler_operator(kube))  # the examples write the KubeDescheduler
         elif needs_operator(example):
-            stack.enter_context(operator_with_kubedescheduler(kube))
+            operator = stack.enter_context(operator_with_kubedescheduler(kube))
+            if example.module == "predictive_gate" and reads_the_cluster(example):
+                log_the_seeded_evictions(kube, operator)
         if example.module == "operator" and "flavor" not in example.task["descheduler.fleet.operator"]:
             stack.enter_context(olm_catalog(kube))
         if example.module == "secondary_scheduler":

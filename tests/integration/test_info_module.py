@@ -22,6 +22,7 @@ from operator_support import (
     info_task,
     kd_task,
     node,
+    operand_started,
     operator_for,
     run_ok,
 )
@@ -99,8 +100,11 @@ def test_operator_installed_by_olm_with_predictive_evictions(kube: Any, installe
         "pod": "ns1/web-5d9c7", "namespace": "ns1", "name": "web-5d9c7", "strategy": "PodLifeTime",
         "profile": "LifecycleAndUtilization", "node": "worker-1", "reason": "", "dry_run": True,
         "first_seen": "0627 16:15:45.123456", "last_seen": "0627 17:15:45.123456", "times_reported": 2,
-        "cycles_seen": 2,
+        "cycles_seen": 2, "cycle_indices": [1, 2],
     }
+    # the container whose log this is: the Predictive gate counts cycles from its start (#47)
+    assert (evictions["container_started"], evictions["container_restarts"]) == (
+        operand_started(kube).strftime("%Y-%m-%dT%H:%M:%SZ"), 0)
     assert evictions["counts"] == {
         "total": 3, "pods": 3,
         "by_strategy": {"PodLifeTime": 1, "RemovePodsHavingTooManyRestarts": 1, "LowNodeUtilization": 1},

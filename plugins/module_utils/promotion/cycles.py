@@ -18,7 +18,7 @@ the next when that would put it more than a day before the start (a log running 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Mapping, Optional
 
 # A stamp this far before the container start is read as next year's (klog prints no year); a smaller difference is
@@ -44,14 +44,14 @@ def parse_start(value: Any) -> Optional[datetime]:
         parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def klog_time(stamp: Any, started: datetime) -> Optional[datetime]:
     """A klog ``MMDD hh:mm:ss.uuuuuu`` stamp (UTC, the operand's clock) placed in the year of ``started``."""
     for year in (started.year, started.year + 1):
         try:
-            moment = datetime.strptime(f"{year}{stamp}", "%Y%m%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
+            moment = datetime.strptime(f"{year}{stamp}", "%Y%m%d %H:%M:%S.%f").replace(tzinfo=UTC)
         except (TypeError, ValueError):
             return None
         if moment >= started - _YEAR_WRAP:
