@@ -5,6 +5,8 @@ The rules list what the code calls (``cluster/``, ``operator/``, ``kubedeschedul
 nothing more. A job's ServiceAccount is bound to its own ClusterRole and to those of the jobs it ``includes`` (a tune
 run plans first, so it reads like a plan). Rules with ``namespaced=True`` go to a Role in the namespace the user
 chooses for the job's Lease or record (``lease`` of evict, ``rollout.record_namespace``), not to the ClusterRole.
+A ClusterRole rule the code only uses in one fixed namespace (``used_in``: the change Lease in kube-system, the
+KubeDescheduler in the operator's namespace) is checked in that namespace, so a Role granting it there passes too.
 
 Left out on purpose: ``get`` on a Secret holding a Prometheus token (the plan's ``prometheus.token_secret``): it names
 one Secret in one namespace, so grant that one (``resourceNames``) where it is used instead of every Secret here.
@@ -21,12 +23,17 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.access i
     lacking,
     user_name,
 )
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.change_lease import (
+    NAMESPACE as CHANGE_LEASE_NAMESPACE,
+)
 
 ROLE_PREFIX = "descheduler-fleet-"
 READ = ("get", "list", "watch")
 LIST = ("list", "watch")
 WRITE = ("get", "list", "create", "patch", "delete")
 PART_OF = {"app.kubernetes.io/part-of": "descheduler-fleet"}
+# operator/names.py's OPERATOR_NAMESPACE (that layer is above this one; tests/unit/cluster/test_rights.py compares)
+OPERATOR_NAMESPACE = "openshift-kube-descheduler-operator"
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,7 @@ class Rule:
     verbs: tuple[str, ...]
     why: str
     namespaced: bool = False
+    used_in: str = ""  # the one namespace a ClusterRole rule is used in: checked there (a Role there passes too)
 
     def as_policy_rule(self) -> dict:
         return {"apiGroups": [self.group], "resources": list(self.resources), "verbs": list(self.verbs)}
@@ -45,6 +53,10 @@ class Rule:
     def describe(self) -> str:
         group = self.group or "core"
         return f"{','.join(self.verbs)} on {','.join(self.resources)} ({group})"
+
+    def scope(self, role_namespace: Optional[str] = None) -> Optional[str]:
+        """Where a run uses the rule: the job's Role namespace, the fixed ``used_in`` or the cluster (None)."""
+        return role_namespace if self.namespaced else (self.used_in or None)
 
 
 @dataclass(frozen=True)
@@ -127,6 +139,7 @@ CHANGE_LEASE_RULE = Rule(
     ("leases",),
     ("get", "create", "update"),
     "the change Lease kube-system/descheduler-fleet-change (one change at a time per cluster)",
+    used_in=CHANGE_LEASE_NAMESPACE,
 )
 
 EXECUTING = Job(
@@ -160,7 +173,13 @@ EXECUTING = Job(
             "the run's Lease (one evict run per cluster)",
             namespaced=True,
         ),
-        Rule("coordination.k8s.io", ("leases",), ("get",), "see a change holding kube-system/descheduler-fleet-change"),
+        Rule(
+            "coordination.k8s.io",
+            ("leases",),
+            ("get",),
+            "see a change holding kube-system/descheduler-fleet-change",
+            used_in=CHANGE_LEASE_NAMESPACE,
+        ),
     ),
 )
 
@@ -177,6 +196,7 @@ CONFIGURING = Job(
             ("kubedeschedulers",),
             ("get", "create", "update", "delete"),
             "the cluster KubeDescheduler (tune)",
+            used_in=OPERATOR_NAMESPACE,
         ),
         Rule(
             "",
@@ -262,12 +282,10 @@ def job_of_module(module: str) -> Job:
 
 
 def job_rules(job: Job, namespace: Optional[str] = None) -> list[tuple[Rule, Optional[str]]]:
-    """(rule, namespace) pairs a run of ``job`` needs: its ClusterRole's rules at the cluster scope and, when
-    ``namespace`` is given, its Role's rules there (without one, the job uses no Lease or record)."""
-    pairs: list[tuple[Rule, Optional[str]]] = [(rule, None) for rule in job.cluster_rules]
-    if namespace:
-        pairs += [(rule, namespace) for rule in job.namespaced_rules]
-    return pairs
+    """(rule, namespace) pairs a run of ``job`` needs: its ClusterRole's rules where they are used (the cluster
+    scope, or their ``used_in`` namespace) and, when ``namespace`` is given, its Role's rules there (without one,
+    the job uses no Lease or record)."""
+    return [(rule, rule.scope(namespace)) for rule in job.rules if not rule.namespaced or namespace]
 
 
 def cluster_role(job: Job) -> dict:
@@ -312,9 +330,15 @@ def permissions_table() -> str:
             lines.append(
                 f"| {f'`{job.cluster_role}`' if first else ''} | {users + includes if first else ''} "
                 f"| `{rule.group or 'core'}` | {', '.join(rule.resources)} | {', '.join(rule.verbs)} "
-                f"| {'Role in ' + job.namespace_use if rule.namespaced else 'cluster'} | {rule.why} |"
+                f"| {_table_scope(job, rule)} | {rule.why} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _table_scope(job: Job, rule: Rule) -> str:
+    if rule.namespaced:
+        return "Role in " + job.namespace_use
+    return f"cluster (used and checked in {rule.used_in}: a Role there is enough)" if rule.used_in else "cluster"
 
 
 def bound_jobs(job: Job) -> list[Job]:
@@ -324,13 +348,26 @@ def bound_jobs(job: Job) -> list[Job]:
 
 def permissions(job: Job, namespace: Optional[str] = None) -> list[Permission]:
     """Every (verb, resource) a run of ``job`` needs, each a Permission at its scope."""
+    return _permissions(job_rules(job, namespace))
+
+
+def _permissions(pairs: list[tuple[Rule, Optional[str]]]) -> list[Permission]:
     return [
         Permission(verb, base, rule.group, sub, scope)
-        for rule, scope in job_rules(job, namespace)
+        for rule, scope in pairs
         for resource in rule.resources
         for base, _slash, sub in [resource.partition("/")]
         for verb in rule.verbs
     ]
+
+
+def bound_permissions(job: Job, namespace: Optional[str] = None) -> list[Permission]:
+    """What the job's ServiceAccount is granted (its ClusterRoles and those it includes, its Role in
+    ``namespace``), each right once: all a run may use, so all a run checks first."""
+    unique: dict[Permission, None] = {}
+    for bound in bound_jobs(job):
+        unique.update(dict.fromkeys(permissions(bound, namespace)))
+    return list(unique)
 
 
 def require_rights(api_client: Any, module: str, namespace: Optional[str] = None) -> None:
@@ -338,13 +375,34 @@ def require_rights(api_client: Any, module: str, namespace: Optional[str] = None
     right of the module's job, naming every missing verb and resource in one message. ``namespace``: where the
     job keeps its Lease or record, if it does (its Role's rules are checked there)."""
     job = job_of_module(module)
-    missing = [permission.describe() for permission in lacking(api_client, permissions(job, namespace))]
+    require_permissions(api_client, job, bound_permissions(job, namespace), namespace)
+
+
+def require_rollout_rights(api_client: Any, job_name: str, record_namespace: str) -> None:
+    """The rights of a rollout whose change runs ``job_name``'s module (configuring: the KubeDescheduler;
+    installing: the operator or the secondary scheduler): that job's, the change Lease, and the rollout record
+    (configuring's Role rules) in ``record_namespace``."""
+    job = JOBS[job_name]
+    record = _permissions([(rule, record_namespace) for rule in CONFIGURING.namespaced_rules])
+    lease = _permissions([(CHANGE_LEASE_RULE, CHANGE_LEASE_RULE.used_in)])
+    wanted = dict.fromkeys([*bound_permissions(job), *record, *lease])
+    require_permissions(api_client, job, list(wanted), record_namespace, record_rule=job is not CONFIGURING)
+
+
+def require_permissions(
+    api_client: Any, job: Job, wanted: list[Permission], namespace: Optional[str], record_rule: bool = False
+) -> None:
+    """Fail naming every permission of ``wanted`` the user lacks, and the shipped roles that grant them."""
+    missing = [permission.describe() for permission in lacking(api_client, wanted)]
     if not missing:
         return
     server = getattr(getattr(api_client, "configuration", None), "host", None) or "this cluster"
-    where = f"ClusterRole {job.cluster_role}" + (
-        f" and its Role in namespace {namespace}" if namespace and job.namespaced_rules else ""
+    roles = ", ".join(bound.cluster_role for bound in bound_jobs(job))
+    where = f"ClusterRole(s) {roles}" + (
+        f" and the Role {job.cluster_role} in namespace {namespace}" if namespace and job.namespaced_rules else ""
     )
+    if record_rule:
+        where += f" and the Role {CONFIGURING.cluster_role} (the rollout record) in namespace {namespace}"
     raise MissingRights(
         f"the user of this connection ({user_name(api_client) or 'unknown'}) lacks {len(missing)} right(s) of the "
         f"{job.name} job on {server}: "

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any, Callable, Optional, Protocol
 
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.access import MissingRights
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterApiError
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import (
     connect_to_intended_cluster,
@@ -90,6 +91,7 @@ class Change(Protocol):
 
     namespace: str  # where the last-good record lives
     record_key: str  # its key in the record
+    job: str  # the job (cluster/rights.py) whose module makes the change: its rights are checked first
 
     def current(self, api_client: Any, target: Target) -> Optional[dict]:
         """The configuration the cluster (``target``) runs now; None when there is none."""
@@ -144,8 +146,11 @@ class Rollout:
     def __init__(self, options: RolloutOptions, groups: list[DecisionGroup], targets: dict[str, Target],
                  change: Change, *, check_mode: bool = False, connect: Connect = _connect,
                  clock: Clock = time.monotonic, sleeper: Optional[Sleeper] = None,
-                 cancellation: Optional[Cancellation] = None, holder: Optional[dict] = None) -> None:
+                 cancellation: Optional[Cancellation] = None, holder: Optional[dict] = None,
+                 check_rights: Optional[Callable[[Any], None]] = None) -> None:
         self.options, self.groups, self.targets, self.change = options, groups, targets, change
+        self.check_rights = check_rights  # raises MissingRights naming what the user lacks on a cluster
+        self.rights_checked: set[str] = set()
         self.cancellation = cancellation or Cancellation()
         self.check_mode, self.connect, self.clock = check_mode, connect, clock
         self.sleeper = sleeper or self.cancellation.event.wait  # a cancel ends a soak's wait at once
@@ -173,6 +178,7 @@ class Rollout:
             return  # not started
         start = self.clock()
         try:
+            self._check_rights_of(name)  # unreachable before the first group: checked before its first write
             if not self.check_mode:
                 self.leases.take(name, target.params, self.options.lock_timeout, self.cancellation.is_set)
             api_client = self.connect(target.params)
@@ -478,7 +484,36 @@ class Rollout:
                 continue
             check_plan_identity(plan, reached, name)
 
+    def _check_rights_of(self, name: str) -> None:
+        if self.check_rights is None or name in self.rights_checked:
+            return
+        api_client = self.connect(self.targets[name].params)
+        try:
+            self.check_rights(api_client)
+        finally:
+            api_client.close()
+        self.rights_checked.add(name)
+
+    def _check_rights(self) -> None:
+        """Before the first group: the user of every reachable cluster has each right the change needs; one that
+        lacks any fails the whole rollout here, naming each cluster and what it lacks, with nothing changed (an
+        unreachable cluster is checked when its group reaches it)."""
+        lacking: list[str] = []
+        for name, target in self.targets.items():
+            if target.blocked:
+                continue
+            try:
+                self._check_rights_of(name)
+            except MissingRights as error:
+                lacking.append(f"{name}: {error.user_message()}")
+            except FleetError:
+                continue
+        if lacking:
+            raise MissingRights(f"{len(lacking)} cluster(s) of the rollout lack rights, nothing was changed on any: "
+                                + " | ".join(lacking), lacking)
+
     def run(self) -> dict[str, Any]:
+        self._check_rights()
         self._check_plans()
         for group in self.groups:
             if self.halt_reason is not None:

@@ -10,9 +10,11 @@ configuration); ``operator``: runner/rollout_operator.py (the descheduler instal
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Mapping, Optional
 
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.identity import connect_to_intended_cluster
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import require_rollout_rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.executor.cancel import (
     Cancellation,
     cancel_on_signals_and_parent_exit,
@@ -53,6 +55,7 @@ class KubeDeschedulerChange:
 
     namespace = OPERATOR_NAMESPACE
     record_key = KUBEDESCHEDULER_RECORD_KEY
+    job = "configuring"  # the kubedescheduler module's (cluster/rights.py)
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.validation = {"field_validation": params.get("field_validation") or "Strict",
@@ -190,7 +193,8 @@ def run_rollout(params: Mapping[str, Any], check_mode: bool) -> dict[str, Any]:
     holder = this_holder(controller_command()).as_dict()
     with cancel_on_signals_and_parent_exit(Cancellation()) as cancellation:
         return Rollout(options, groups, targets, change, check_mode=check_mode, cancellation=cancellation,
-                       holder=holder).run()
+                       holder=holder, check_rights=partial(require_rollout_rights, job_name=change.job,
+                                                           record_namespace=change.namespace)).run()
 
 
 def module_change(kind: str, params: Mapping[str, Any], intended: Optional[Mapping[str, Any]]) -> tuple[Any, Target]:

@@ -188,6 +188,7 @@ class OperatorChange:
 
     namespace = RECORD_NAMESPACE
     record_key = OPERATOR_RECORD_KEY
+    job = "installing"  # the operator module's (cluster/rights.py)
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.wait_sleep = float(params.get("wait_sleep") or 5)

@@ -95,6 +95,7 @@ class SecondarySchedulerChange:
 
     namespace = NAMESPACE
     record_key = SECONDARY_SCHEDULER_RECORD_KEY
+    job = "installing"  # the secondary_scheduler module's (cluster/rights.py)
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.wait_sleep = float(params.get("wait_sleep") or 5)

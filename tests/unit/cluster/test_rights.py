@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible_collections.descheduler.fleet.plugins.module_utils.cluster import rights
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.access import Permission, grants
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.eviction import OWNER_RESOURCES
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import (
@@ -140,3 +141,27 @@ def test_no_job_but_installing_writes_cluster_wide_rbac_or_lists_secrets_and_non
 )
 def test_rules_review_matching_follows_rbac(rule: dict, permission: Permission, expected: bool) -> None:
     assert grants([rule], permission) is expected
+
+
+def test_rules_used_in_one_namespace_are_checked_there() -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.change_lease import CHANGE_LEASE
+    from ansible_collections.descheduler.fleet.plugins.module_utils.operator.names import OPERATOR_NAMESPACE
+
+    assert rights.OPERATOR_NAMESPACE == OPERATOR_NAMESPACE
+    scopes = {(p.verb, p.resource): p.namespace for p in permissions(rights.CONFIGURING, "records")}
+    assert scopes[("update", "leases")] == CHANGE_LEASE.namespace  # the change Lease: a Role in kube-system passes
+    assert scopes[("create", "kubedeschedulers")] == OPERATOR_NAMESPACE
+    assert scopes[("update", "configmaps")] == "records"  # the rollout record: the job's Role
+    assert {p.namespace for p in permissions(PLANNING)} == {None}  # the snapshot reads every namespace
+    # what the access module ships is unchanged: these rules stay in the ClusterRole
+    assert all(
+        rule.as_policy_rule() in manifests(rights.CONFIGURING)[0]["rules"]
+        for rule in rights.CONFIGURING.rules
+        if not rule.namespaced
+    )
+
+
+def test_a_job_checks_the_rights_of_the_jobs_it_includes_each_once() -> None:
+    every = rights.bound_permissions(EXECUTING, "ns")
+    assert set(permissions(PLANNING)) <= set(every) and set(permissions(EXECUTING, "ns")) <= set(every)
+    assert len(every) == len(set(every))

@@ -210,3 +210,38 @@ def test_after_a_cancel_a_rollback_has_only_what_is_left_of_the_grace(monkeypatc
     rollout, written = _rollout(change, cancellation, monkeypatch, clock, interrupt_grace=120)
     assert rollout.run()["clusters"]["c1"]["status"] == "rolled_back"
     assert timeouts == [20]  # 120 s of grace from the cancel, not from the apply's end
+
+
+class _Client:
+    def __init__(self, name: str) -> None:
+        self.name, self.closed = name, False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_missing_rights_on_any_reachable_cluster_fail_the_rollout_before_any_cluster_changes() -> None:
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.access import MissingRights
+    from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.errors import ClusterError
+
+    groups = decision_groups(["c1", "p1", "p2"], assigned={}, groups=["prod"], mandatory_groups=["canary"],
+                             inventory_groups={"canary": ["c1"], "prod": ["p1", "p2"]})
+    targets = {name: Target(name, {"name": name}, {"spec": {}}) for name in ("c1", "p1", "p2")}
+    clients: list[_Client] = []
+
+    def connect(params: dict) -> _Client:
+        if params["name"] == "p2":
+            raise ClusterError("p2 is unreachable")  # checked when its group reaches it
+        clients.append(_Client(params["name"]))
+        return clients[-1]
+
+    def check_rights(client: _Client) -> None:
+        if client.name == "p1":
+            raise MissingRights("lacks 1 right(s): update configmaps in namespace ns", ["update configmaps"])
+
+    rollout = Rollout(rollout_options({}), groups, targets, _Untouchable(), connect=connect, check_rights=check_rights)
+    with pytest.raises(MissingRights) as raised:
+        rollout.run()
+    assert str(raised.value).startswith("1 cluster(s) of the rollout lack rights, nothing was changed on any: p1: ")
+    assert "update configmaps in namespace ns" in str(raised.value)
+    assert [c.name for c in clients] == ["c1", "p1"] and all(c.closed for c in clients)
