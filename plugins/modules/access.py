@@ -49,6 +49,7 @@ options:
     description:
       - "Where the job keeps its Lease or record (the evict module's C(lease.namespace), the rollout record's
         namespace): its Role and RoleBinding go there. Required for O(job=executing) and O(job=configuring)."
+      - It must exist, as O(namespace) must; a missing one fails before any write, naming it.
     type: str
   kubeconfig_dest:
     description: Write a kubeconfig for the ServiceAccount to this path (mode 0600), unless it exists.

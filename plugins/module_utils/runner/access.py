@@ -69,7 +69,22 @@ def _check_options(job: Job, params: Mapping[str, Any]) -> None:
         )
 
 
+def _require_namespaces(session: ClusterSession, params: Mapping[str, Any]) -> None:
+    """The ServiceAccount's and the Role's namespaces exist: the module does not create them (it would own a
+    namespace someone else's objects may live in)."""
+    for field in ("namespace", "role_namespace"):
+        name = params.get(field)
+        if name and session.read(Ref("Namespace", name)) is None:
+            raise AccessRequestError(
+                field,
+                name,
+                f"namespace {name} does not exist on this cluster; create it first (kubectl create namespace "
+                f"{name}, or kubernetes.core.k8s) or name an existing one. Nothing was changed",
+            )
+
+
 def _grant(session: ClusterSession, job: Job, account: str, params: Mapping[str, Any]) -> dict:
+    _require_namespaces(session, params)
     namespace = params["namespace"]
     subject = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
     session.ensure("service_account", Ref("ServiceAccount", account, namespace), {"metadata": {"labels": PART_OF}})
