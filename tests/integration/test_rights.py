@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights import (
+    CHANGE_LEASE_RULE,
     CONFIGURING,
     EXECUTING,
     INSTALLING,
@@ -20,11 +21,13 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.cluster.rights i
 )
 from evict_helpers import namespace_object, node, plan_of, ready_replicas, replicaset, sealed
 from operator_support import BASE_SPEC, get_kd, kd_task, operator_for
-from playbook import run_tasks
+from playbook import REPO, run_playbook, run_tasks
 from restricted_user import _wait_until_effective as wait_until_effective
 from restricted_user import restricted_kubeconfig, user_name
+from standins.descheduler_operator import OPERATOR_NAMESPACE
 from test_operator_upstream import RESTARTS_POLICY, read, upstream_task
 
+RECORD = "descheduler-fleet-last-good"
 FAST = {"poll_interval": 0.1, "retry_delay": 0.2, "timeout": 120, "replacement_timeout": 120}
 
 
@@ -195,6 +198,57 @@ def test_kubedescheduler_without_create_changes_nothing_and_names_it(
     assert get_kd(kube) is None
 
 
+def rollout_task(kube: Any, kubeconfig: str, run_id: str) -> dict:
+    cluster = {"name": "c1", "connection": {"kubeconfig": kubeconfig, "context": kube.context}, "spec": BASE_SPEC}
+    args = {
+        "clusters": [cluster],
+        "min_success_time": "1s",
+        "gate_interval": 1,
+        "progress_deadline": "180s",
+        "wait_sleep": 1,
+        "run_id": run_id,
+    }
+    return {"descheduler.fleet.rollout": args, "register": "rollout", "ignore_errors": True}
+
+
+def change_lease(kube: Any) -> dict | None:
+    return kube.get("Lease", "kube-system", "descheduler-fleet-change", api_version="coordination.k8s.io/v1")
+
+
+@pytest.mark.parametrize(("resource", "verb"), [("configmaps", "update"), ("leases", "create")])
+def test_rollout_without_one_rule_changes_no_cluster_and_names_it(
+    kube: Any, operator_standin: Any, tmp_path: Path, resource: str, verb: str
+) -> None:
+    """The record's rule (a Role in the record's namespace) or the change Lease's: the rollout fails before its
+    first write (the Lease, the record, the KubeDescheduler), naming the rule."""
+    removed = rule_of(CONFIGURING, resource, verb)
+    kubeconfig = account(kube, tmp_path, f"roller-without-{resource}", CONFIGURING, OPERATOR_NAMESPACE, removed)
+    _process, results = run_tasks(tmp_path, [rollout_task(kube, kubeconfig, "rights")])
+    assert results["rollout"]["failed"] is True
+    assert_names_rule(results["rollout"]["msg"], removed)
+    assert "c1: " in results["rollout"]["msg"] and "descheduler-fleet-configuring" in results["rollout"]["msg"]
+    assert get_kd(kube) is None and change_lease(kube) is None
+    assert kube.get("ConfigMap", OPERATOR_NAMESPACE, RECORD) is None
+
+
+def test_the_change_lease_granted_by_a_role_in_kube_system_is_enough(
+    kube: Any, operator_standin: Any, tmp_path: Path
+) -> None:
+    """A rule used in one namespace is checked there: the change Lease's rule as a Role in kube-system, not in the
+    ClusterRole, and tune's KubeDescheduler is written (taking the Lease there)."""
+    namespaced, cluster = shipped(CONFIGURING)
+    lease_rule = CHANGE_LEASE_RULE.as_policy_rule()
+    cluster = [rule for rule in cluster + namespaced if rule != lease_rule]  # the record's rule everywhere
+    kubeconfig = restricted_kubeconfig(
+        kube, tmp_path, "tuner-lease-role", [lease_rule], namespace="kube-system", cluster_rules=cluster
+    )
+    task = {**kd_task(kube, "kd", spec=BASE_SPEC, kubeconfig=str(kubeconfig)), "ignore_errors": True}
+    _process, results = run_tasks(tmp_path, [task])
+    assert not results["kd"].get("failed"), results["kd"].get("msg")
+    assert get_kd(kube)["spec"]["profiles"] == BASE_SPEC["profiles"]
+    assert change_lease(kube) is not None  # taken through the Role
+
+
 # ---- installing: the upstream descheduler ------------------------------------------------------------------------
 
 
@@ -281,3 +335,70 @@ def test_access_module_grants_a_job_idempotently_and_its_kubeconfig_evicts(
     _process, results = run_tasks(tmp_path, [evict_task(str(dest), kube, shop, namespace, "descheduler-fleet")])
     assert not results["evict"].get("failed"), results["evict"].get("msg")
     assert results["evict"]["counts"]["evicted"] == 2
+
+
+def access_inventory(kube: Any, tmp_path: Path, **variables: Any) -> Path:
+    host = {"descheduler_fleet_connection": {"kubeconfig": str(kube.kubeconfig), "context": kube.context}, **variables}
+    path = tmp_path / "access-inventory.yml"
+    path.write_text(yaml.safe_dump({"clusters": {"hosts": {"c1": host}}}))
+    return path
+
+
+def test_access_role_grants_configuring_idempotently_and_its_kubeconfig_rolls_out_a_change(
+    kube: Any, operator_standin: Any, tmp_path: Path
+) -> None:
+    """playbooks/access.yml (the access role): --check writes nothing, a run grants, a second run changes nothing;
+    the written kubeconfig alone rolls out tune's change (the rollout module), its record in the operator's
+    namespace. A missing ServiceAccount namespace is refused naming it and the fix."""
+    dest = tmp_path / "c1-configuring.kubeconfig"
+    variables = {
+        "access_job": "configuring",
+        "access_namespace": OPERATOR_NAMESPACE,
+        "access_role_namespace": OPERATOR_NAMESPACE,
+        "access_service_account": "roller",
+        "access_kubeconfig_dest": str(dest),
+    }
+    inventory = access_inventory(kube, tmp_path, **variables)
+    checked = run_playbook(REPO / "playbooks/access.yml", "-i", str(inventory), "--check")
+    assert checked.returncode == 0, checked.stdout[-4000:]
+    assert "object(s) would change" in checked.stdout and not dest.exists()
+    assert kube.get("ServiceAccount", OPERATOR_NAMESPACE, "roller") is None
+
+    granted = run_playbook(REPO / "playbooks/access.yml", "-i", str(inventory))
+    assert granted.returncode == 0, granted.stdout[-4000:]
+    assert "bound to descheduler-fleet-planning, descheduler-fleet-configuring" in granted.stdout
+    again = run_playbook(REPO / "playbooks/access.yml", "-i", str(inventory))
+    assert again.returncode == 0 and "0 object(s) changed" in again.stdout, again.stdout[-4000:]
+    assert " changed=0 " in again.stdout.split("PLAY RECAP")[1]
+    token = yaml.safe_load(dest.read_text())["users"][0]["user"]["token"]
+    assert token not in granted.stdout + again.stdout
+
+    namespaced, cluster = shipped(CONFIGURING)
+    with kube.api_client() as admin:  # the authorizer learns new bindings from informers: wait until it has
+        wait_until_effective(
+            admin, token, user_name("roller", OPERATOR_NAMESPACE), namespaced, OPERATOR_NAMESPACE, cluster
+        )
+    grant_missing = {
+        "descheduler.fleet.access": {
+            "kubeconfig": str(kube.kubeconfig),
+            "context": kube.context,
+            "job": "configuring",
+            "namespace": "no-such-namespace",
+            "role_namespace": OPERATOR_NAMESPACE,
+        },
+        "register": "missing",
+        "ignore_errors": True,
+    }
+    rollout = rollout_task(kube, str(dest), "access-role")
+    rollout["descheduler.fleet.rollout"]["clusters"][0]["connection"]["context"] = "descheduler-fleet"
+    _process, results = run_tasks(tmp_path, [grant_missing, rollout])
+    assert results["missing"]["failed"] is True
+    assert results["missing"]["msg"].startswith("namespace: namespace no-such-namespace does not exist"), results[
+        "missing"
+    ]["msg"]
+    assert "kubectl create namespace no-such-namespace" in results["missing"]["msg"]
+    assert results["missing"]["actions"] == [] and not results["missing"]["changed"]
+    assert not results["rollout"].get("failed"), results["rollout"].get("msg")
+    assert results["rollout"]["summary"]["changed"] == 1, results["rollout"]["summary"]
+    assert get_kd(kube)["spec"]["profiles"] == BASE_SPEC["profiles"]
+    assert kube.get("ConfigMap", OPERATOR_NAMESPACE, RECORD) is not None
