@@ -212,7 +212,7 @@ def test_after_a_cancel_a_rollback_has_only_what_is_left_of_the_grace(monkeypatc
     assert timeouts == [20]  # 120 s of grace from the cancel, not from the apply's end
 
 
-class _Client:
+class _NamedClient:
     def __init__(self, name: str) -> None:
         self.name, self.closed = name, False
 
@@ -227,15 +227,15 @@ def test_missing_rights_on_any_reachable_cluster_fail_the_rollout_before_any_clu
     groups = decision_groups(["c1", "p1", "p2"], assigned={}, groups=["prod"], mandatory_groups=["canary"],
                              inventory_groups={"canary": ["c1"], "prod": ["p1", "p2"]})
     targets = {name: Target(name, {"name": name}, {"spec": {}}) for name in ("c1", "p1", "p2")}
-    clients: list[_Client] = []
+    clients: list[_NamedClient] = []
 
-    def connect(params: dict) -> _Client:
+    def connect(params: dict) -> _NamedClient:
         if params["name"] == "p2":
             raise ClusterError("p2 is unreachable")  # checked when its group reaches it
-        clients.append(_Client(params["name"]))
+        clients.append(_NamedClient(params["name"]))
         return clients[-1]
 
-    def check_rights(client: _Client) -> None:
+    def check_rights(client: _NamedClient) -> None:
         if client.name == "p1":
             raise MissingRights("lacks 1 right(s): update configmaps in namespace ns", ["update configmaps"])
 
