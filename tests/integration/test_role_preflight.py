@@ -132,7 +132,6 @@ def _path_without_the_venv() -> str:
     return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
 
 
-
 def test_preflight_takes_the_connection_of_the_cluster_group_s_module_defaults(kube: Any, tmp_path: Path) -> None:
     """preflight is in the `descheduler.fleet.cluster` action group (README): the connection a play sets once for the
     group names the cluster it checks, here against the host's pinned kube-system UID."""

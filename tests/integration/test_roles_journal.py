@@ -149,4 +149,3 @@ def test_a_spec_without_management_state_is_restored_as_it_was(kube: Any, tmp_pa
         assert record["state"] == "rolled-back" and record["spec"] == cluster["last_good"]["spec"]
         assert "managementState" not in record["spec"]
         assert rest.get(OPERAND_DEPLOYMENT)["spec"]["replicas"] == 0
-

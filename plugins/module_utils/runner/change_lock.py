@@ -75,7 +75,8 @@ def resolve_earlier_change(api_client: Any, kind: str, params: Mapping[str, Any]
         return {"resolved": f"would {resolved}"}
     last_good = recorded_last_good(record)
 
-    def write(state: str, config: dict = last_good) -> None:
+    def write(state: str, *config_given: Any) -> None:
+        config = config_given[0] if config_given else last_good  # the recorded last good unless told
         journal(api_client, change.namespace, change.record_key, config, state, run_id=f"{kind}-{change_id}",
                 change_id=change_id)
 

@@ -177,8 +177,8 @@ class SecondarySchedulerChange:
         recorded one."""
         names = {target.desired.get("config_map_name") or DEFAULT_CONFIGMAP,
                  (last_good or {}).get("config_map_name") or DEFAULT_CONFIGMAP}
-        return [Ref("SecondaryScheduler", CR_NAME, NAMESPACE), *(Ref("ConfigMap", name, NAMESPACE)
-                                                                  for name in sorted(names))]
+        config_maps = [Ref("ConfigMap", name, NAMESPACE) for name in sorted(names)]
+        return [Ref("SecondaryScheduler", CR_NAME, NAMESPACE), *config_maps]
 
     def _not_as_left(self, session: ClusterSession, target: Target, last_good: Optional[dict]) -> dict[str, str]:
         """By object: why it is no longer the change's to take back. Modified by someone else since the change left
