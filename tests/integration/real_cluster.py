@@ -240,6 +240,10 @@ CLUSTER_SCOPED = {  # plural -> API path prefix; what tests create
     "customresourcedefinitions": "/apis/apiextensions.k8s.io/v1",
 }
 LASTING_NAMESPACES = ("kube-system", "default")
+SYSTEM_MANAGERS = {"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+# The ServiceAccounts kube-controller-manager makes for its controllers (--use-service-account-credentials)
+CONTROLLER_ACCOUNT_SUFFIXES = ("-controller", "-collector", "-binder", "-publisher", "-cleaner")
+CONTROLLER_ACCOUNTS = {"default"}
 NAMESPACED_KINDS = [  # (API path prefix, plural): what tests and the collection create in the lasting namespaces
     ("/api/v1", "configmaps"), ("/api/v1", "secrets"), ("/api/v1", "serviceaccounts"), ("/api/v1", "services"),
     ("/api/v1", "pods"), ("/apis/apps/v1", "deployments"), ("/apis/apps/v1", "daemonsets"),
@@ -271,8 +275,19 @@ def cluster_scoped_names(client: Any) -> dict[str, set[str]]:
             listed = _raw(client, "GET", collection)
         except ClusterApiError:
             continue  # not served (yet, or any more)
-        names[collection] = {item["metadata"]["name"] for item in listed["items"]}
+        names[collection] = {item["metadata"]["name"] for item in listed["items"] if not _made_by_the_system(item)}
     return names
+
+
+def _made_by_the_system(item: dict[str, Any]) -> bool:
+    """Written only by the control plane itself (the controllers' ServiceAccounts, the leader election Leases, the
+    root CA ConfigMap): a plane that just started may still be making them while a test runs, and removing one
+    would break that controller for every later test."""
+    metadata = item["metadata"]
+    if metadata["name"].endswith(CONTROLLER_ACCOUNT_SUFFIXES) or metadata["name"] in CONTROLLER_ACCOUNTS:
+        return True  # kube-controller-manager's accounts carry no managedFields: known by their names
+    managers = {entry.get("manager") for entry in metadata.get("managedFields") or []}
+    return bool(managers) and managers <= SYSTEM_MANAGERS
 
 
 def _lasting_namespace_collections() -> list[str]:
