@@ -170,7 +170,7 @@ def test_forbidden_list_names_the_missing_permission(seeded: Any, tmp_path: Path
     message = results["plan"]["msg"]
     # refused before the first list (cluster/rights.py), every missing right named, and the fix
     assert "list pods (API group '') at the cluster scope" in message and "watch pods" in message
-    assert "ClusterRole descheduler-fleet-planning" in message and "rbac/planning.yml" in message
+    assert "ClusterRole(s) descheduler-fleet-planning" in message and "rbac/planning.yml" in message, message
     assert user_name("planner-without-pods") in message
     assert "Traceback" not in message
 

@@ -29,7 +29,7 @@ from ansible_collections.descheduler.fleet.plugins.module_utils.rollout.transact
     recorded_last_good,
     roll_back_earlier,
 )
-from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout import module_change
+from ansible_collections.descheduler.fleet.plugins.module_utils.runner.rollout import change_of_module, module_change
 
 DEFAULT_RESTORE_TIMEOUT = 600.0
 
@@ -64,7 +64,7 @@ def run_holding_change_lease(kind: str, run: Callable[..., dict], params: Mappin
 def resolve_earlier_change(api_client: Any, kind: str, params: Mapping[str, Any], check_mode: bool,
                            change_id: str) -> dict:
     """``{"resolved": what was done}`` with an unfinished change of an earlier rollout, ``{}`` without one."""
-    change, target = module_change(kind, params, None)
+    change = change_of_module(kind, params)
     record = earlier_record(api_client, change.namespace, change.record_key)
     if record is None:
         return {}
@@ -86,5 +86,6 @@ def resolve_earlier_change(api_client: Any, kind: str, params: Mapping[str, Any]
         timeout = float(params.get("wait_timeout") or DEFAULT_RESTORE_TIMEOUT)
         roll_back_earlier(change, target, last_good, timeout, write)
     else:
+        change, target = module_change(kind, params, None)
         write(VERIFIED, record_value(change.current(api_client, target)))
     return {"resolved": resolved}

@@ -197,6 +197,12 @@ def run_rollout(params: Mapping[str, Any], check_mode: bool) -> dict[str, Any]:
                                                            record_namespace=change.namespace)).run()
 
 
+def change_of_module(kind: str, params: Mapping[str, Any]) -> Any:
+    """The ``Change`` of a module call of ``kind``, where its record is, without reading the call's options (they
+    are checked by the module itself, under its own names, when it runs)."""
+    return _change(kind, params)
+
+
 def module_change(kind: str, params: Mapping[str, Any], intended: Optional[Mapping[str, Any]]) -> tuple[Any, Target]:
     """The ``Change`` a module call of ``kind`` (kubedescheduler, operator, secondary_scheduler) makes, with this
     cluster as its Target: what resolves an unfinished change of an earlier rollout before the call (its record's
